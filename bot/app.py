@@ -1,0 +1,126 @@
+"""Wiring: settings → store, models, fold-in, engine, handler. One place, passed down."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import httpx
+import structlog
+
+from config.settings import Settings
+from memory.engine import EngineConfig, MemoryEngine
+from memory.foldin import FoldService
+from memory.sqlite import SQLiteStore
+from memory.summarizer import ExtractiveSummarizer, ModelSummarizer, Summarizer
+from memory.tokens import Tokenizer, default_tokenizer
+from memory.topic import TopicContext, decide
+from memory.types import TopicDecision, TurnState
+from providers.base import ChatModel
+from providers.factory import ProviderCredentials, build_chat_model
+
+from .handler import ConversationHandler
+
+log = structlog.get_logger(__name__)
+
+
+def credentials(settings: Settings) -> ProviderCredentials:
+    def secret(value: object) -> str | None:
+        return value.get_secret_value() if value is not None else None  # type: ignore[attr-defined]
+
+    return ProviderCredentials(
+        anthropic_api_key=secret(settings.anthropic_api_key),
+        anthropic_base_url=settings.anthropic_base_url,
+        openai_api_key=secret(settings.openai_api_key),
+        openai_base_url=settings.openai_base_url,
+    )
+
+
+def build_models(
+    settings: Settings, http_client: httpx.AsyncClient | None = None
+) -> tuple[ChatModel, ChatModel]:
+    """The chat model and the summary model; a missing key raises naming its variable."""
+    creds = credentials(settings)
+    deadline = settings.reply_deadline_seconds
+    chat = build_chat_model(settings.chat_spec, creds, http_client=http_client, deadline=deadline)
+    summary = build_chat_model(settings.summary_spec, creds, http_client=http_client,
+                               deadline=max(deadline, 60.0))
+    return chat, summary
+
+
+def make_summarizer(settings: Settings, summary_model: ChatModel) -> Summarizer:
+    if settings.summary_spec.provider == "offline":
+        return ExtractiveSummarizer()
+    return ModelSummarizer(summary_model)
+
+
+def make_topic_check(settings: Settings, summary_model: ChatModel):  # type: ignore[no-untyped-def]
+    mode = settings.topic_detection
+    model = None if settings.summary_spec.provider == "offline" else summary_model
+
+    async def check(state: TurnState, message: str, now: datetime) -> TopicDecision:
+        ctx = TopicContext(
+            message=message, window=state.window,
+            summary=state.summary.text if state.summary else "", now=now,
+            last_activity=state.last_activity, idle_reset_hours=settings.idle_reset_hours,
+            summary_rounds=state.summary.round if state.summary else 0,
+            language=settings.language,
+        )
+        return await decide("heuristic" if mode == "llm" and model is None else mode, ctx, model)
+
+    return check
+
+
+@dataclass
+class App:
+    settings: Settings
+    store: SQLiteStore
+    chat_model: ChatModel
+    summary_model: ChatModel
+    tokenizer: Tokenizer
+    folds: FoldService
+    engine: MemoryEngine
+    handler: ConversationHandler
+
+    @classmethod
+    async def build(
+        cls,
+        settings: Settings,
+        *,
+        db: str | Path | None = None,
+        chat_model: ChatModel | None = None,
+        summary_model: ChatModel | None = None,
+    ) -> App:
+        if chat_model is None or summary_model is None:
+            built_chat, built_summary = build_models(settings)
+            chat_model = chat_model or built_chat
+            summary_model = summary_model or built_summary
+        store = await SQLiteStore.open(db if db is not None else settings.db)
+        tokenizer = default_tokenizer()
+        folds = FoldService(
+            store, make_summarizer(settings, summary_model), tokenizer,
+            window=settings.window_exchanges, fold_batch=settings.fold_batch,
+            summary_tokens=settings.summary_tokens, language=settings.language,
+        )
+        config = EngineConfig(
+            system_prompt=settings.resolved_system_prompt(), window=settings.window_exchanges,
+            fold_batch=settings.fold_batch, context_tokens=settings.context_tokens,
+            reply_tokens=settings.reply_tokens, summary_tokens=settings.summary_tokens,
+            language=settings.language,
+        )
+        engine = MemoryEngine(store, chat_model, folds, tokenizer, config,
+                              topic=make_topic_check(settings, summary_model))
+        handler = ConversationHandler(settings, store, engine)
+        return cls(settings, store, chat_model, summary_model, tokenizer, folds, engine, handler)
+
+    async def aclose(self) -> None:
+        """Stop accepting work, let running turns and folds finish briefly, close the DB."""
+        await self.handler.aclose()
+        await self.folds.aclose()
+        for model in (self.chat_model, self.summary_model):
+            closer = getattr(model, "aclose", None)
+            if closer is not None:
+                await closer()
+        await self.store.close()
+        log.info("stopped")

@@ -1,0 +1,54 @@
+"""`ventana run` and `ventana console`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import structlog
+
+from config.settings import Settings
+
+from .app import App
+from .console import run_console
+
+log = structlog.get_logger(__name__)
+
+BANNER = """\
+ventana is running in the console: no Telegram or WhatsApp settings were found.
+  · Telegram: set TELEGRAM_BOT_TOKEN (from @BotFather) and run again.
+  · WhatsApp: set WHATSAPP_ACCESS_TOKEN, WHATSAPP_PHONE_NUMBER_ID, WHATSAPP_APP_SECRET
+    and WHATSAPP_VERIFY_TOKEN.
+  · A real model: VENTANA_CHAT_MODEL=anthropic:claude-sonnet-4-6 with ANTHROPIC_API_KEY,
+    or openai:gpt-4.1-mini with OPENAI_API_KEY (see README).
+"""
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    run = sub.add_parser("run", help="start every configured channel (console if none)")
+    run.set_defaults(runner=cmd_run)
+    console = sub.add_parser("console", help="chat in the terminal through the same handler")
+    console.add_argument("--session", default="local", help="session name (default: local)")
+    console.add_argument("--debug", action="store_true", help="dry run: show the request")
+    console.set_defaults(runner=cmd_console)
+
+
+async def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
+    app = await App.build(settings)
+    try:
+        return await run_console(app, args.session, debug=args.debug)
+    finally:
+        await app.aclose()
+
+
+async def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
+    if not (settings.telegram_enabled or settings.whatsapp_enabled):
+        sys.stdout.write(BANNER + "\n")
+        app = await App.build(settings)
+        try:
+            return await run_console(app, "local")
+        finally:
+            await app.aclose()
+    from .channels import run_channels
+
+    return await run_channels(settings)

@@ -1,0 +1,194 @@
+"""The conversation handler: durable intake, per-chat order, commands, the turn, delivery.
+
+Channel adapters convert their updates to `Inbound` and register an `Outbox`. A message
+is written to the inbox (deduplicated by external id) before anything else; it is then
+processed in its chat's queue, its reply is recorded with the exchange, delivered, and
+only then marked done. `recover()` finishes whatever a crash interrupted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager
+from datetime import UTC, datetime
+from typing import Protocol
+
+import structlog
+
+from config.settings import Settings
+from memory.engine import MemoryEngine, Outcome, Prepared
+from memory.policy import Assembly, TooLarge
+from memory.store import ConversationStore
+from memory.types import InboxEntry
+
+from . import commands
+from .debugview import render_debug
+from .inbound import Inbound
+from .serial import KeyedSerial
+from .texts import error_text, t
+
+log = structlog.get_logger(__name__)
+
+
+class Outbox(Protocol):
+    """Where replies for one channel go."""
+
+    async def send(self, key: str, texts: Sequence[str]) -> None: ...
+
+    def working(self, key: str) -> AbstractAsyncContextManager[None]: ...
+
+
+class ConversationHandler:
+    def __init__(self, settings: Settings, store: ConversationStore, engine: MemoryEngine) -> None:
+        self.settings = settings
+        self.store = store
+        self.engine = engine
+        self.language = settings.language
+        self.outboxes: dict[str, Outbox] = {}
+        self.serial = KeyedSerial()
+
+    def register(self, channel: str, outbox: Outbox) -> None:
+        self.outboxes[channel] = outbox
+
+    # -- intake -------------------------------------------------------------------------
+
+    async def submit(self, inbound: Inbound) -> asyncio.Future[list[str]] | None:
+        """Make the message durable, then queue it behind its chat's earlier messages.
+
+        Returns None for a redelivery (already in the inbox): it is not processed again.
+        """
+        if not self.settings.is_allowed(inbound.user):
+            log.info("user_not_allowed", key=inbound.key)
+            return self.serial.submit(inbound.key, lambda: self._refuse(inbound))
+        state = await self.store.peek_state(inbound.key, 1)
+        if state is not None and state.debug and not commands.is_command(inbound.text):
+            entry = InboxEntry(0, inbound.key, inbound.external_id, inbound.user, inbound.kind,
+                               inbound.text, inbound.ts)  # a dry run writes nothing
+            return self.serial.submit(inbound.key, lambda: self._process(entry, dry_run=True))
+        added = await self.store.inbox_add(
+            inbound.key, inbound.external_id, inbound.user, inbound.kind, inbound.text,
+            inbound.ts,
+        )
+        if added is None:
+            log.info("duplicate_ignored", key=inbound.key, external_id=inbound.external_id)
+            return None
+        return self.serial.submit(inbound.key, lambda: self._process(added))
+
+    async def handle(self, inbound: Inbound) -> list[str]:
+        """Submit and wait for the replies (console, replay, tests)."""
+        future = await self.submit(inbound)
+        return await future if future is not None else []
+
+    async def recover(self) -> int:
+        """Queue every inbox entry a previous run left unfinished; returns how many."""
+        entries = await self.store.inbox_unfinished()
+        for entry in entries:
+            self.serial.submit(entry.key, lambda e=entry: self._process(e))  # type: ignore[misc]
+        if entries:
+            log.info("inbox_recovered", entries=len(entries))
+        return len(entries)
+
+    async def drain(self) -> None:
+        await self.serial.drain()
+
+    async def aclose(self) -> None:
+        await self.serial.aclose()
+
+    # -- processing ---------------------------------------------------------------------
+
+    async def _process(self, entry: InboxEntry, *, dry_run: bool = False) -> list[str]:
+        structlog.contextvars.bind_contextvars(key=entry.key)
+        try:
+            if entry.status == "answered":  # replied before a crash, delivery unconfirmed
+                texts = list(entry.replies)
+            else:
+                async with self._working(entry.key):
+                    texts, recorded = await self._respond(entry, dry_run)
+                if not dry_run and not recorded:  # a turn marks it with its exchange
+                    await self.store.inbox_mark(entry.id, "answered", texts, at=_now())
+            await self._deliver(entry.key, texts)
+            if not dry_run:
+                await self.store.inbox_mark(entry.id, "done", at=_now())
+            return texts
+        finally:
+            structlog.contextvars.unbind_contextvars("key")
+
+    async def _respond(self, entry: InboxEntry, dry_run: bool) -> tuple[list[str], bool]:
+        """The replies, and whether they were already recorded with an exchange."""
+        lang = self.language
+        text = entry.text.strip()
+        if entry.kind != "text":
+            return [t(lang, "only_text")], False
+        if not text:
+            return [t(lang, "empty")], False
+        if commands.is_command(text):
+            return await commands.run(self, entry, text), False
+        if len(text) > self.settings.max_message_chars:
+            limit = self.settings.max_message_chars
+            return [t(lang, "too_long", chars=len(text), limit=limit)], False
+        prepared = await self.engine.prepare(entry.key, text, dry_run=dry_run)
+        if dry_run:
+            return [render_debug(prepared, self.language)], False
+        if isinstance(prepared.plan, TooLarge):
+            log.info("message_too_large", tokens=prepared.plan.tokens, budget=prepared.plan.budget)
+            notice = [t(lang, "auto_reset")] if prepared.decision.reset else []
+            return [*notice, t(lang, "too_large")], False
+        return await self._turn(entry, prepared), True
+
+    async def _turn(self, entry: InboxEntry, prepared: Prepared) -> list[str]:
+        notice = [t(self.language, "auto_reset")] if prepared.decision.reset else []
+        outcome = await self.engine.call(prepared)
+        shown = (*notice, self._shown(outcome))
+        await self.engine.record(prepared, outcome, shown=shown, inbox_id=entry.id or None,
+                                 external_id=entry.external_id)
+        self._log_turn(prepared, outcome)
+        return list(shown)
+
+    def _shown(self, outcome: Outcome) -> str:
+        """What the user sees: the reply, or a short localized apology for noise."""
+        if outcome.error is not None:
+            return error_text(self.language, outcome.error.kind)
+        reply = outcome.reply.text.strip() if outcome.reply else ""
+        if outcome.noise_reason == "truncated" and reply:
+            return reply + t(self.language, "truncated")
+        if outcome.noise_reason in ("empty", "repetition_loop") or not reply:
+            return t(self.language, "error_generic")
+        return reply
+
+    def _log_turn(self, prepared: Prepared, outcome: Outcome) -> None:
+        assembly: Assembly = outcome.assembly
+        log.info(
+            "turn", tokens=assembly.tokens, budget=assembly.budget,
+            window=len(assembly.window), pending=len(assembly.pending),
+            summary_version=assembly.summary.version if assembly.summary else 0,
+            sync_folds=prepared.sync_folds, latency_ms=round(outcome.latency_s * 1000),
+            topic=prepared.decision.action, topic_reason=prepared.decision.reason,
+            noise=outcome.noise_reason, retried=outcome.retried,
+        )
+
+    async def _refuse(self, inbound: Inbound) -> list[str]:
+        texts = [t(self.language, "not_allowed")]
+        await self._deliver(inbound.key, texts)
+        return texts
+
+    # -- delivery -----------------------------------------------------------------------
+
+    async def _deliver(self, key: str, texts: Sequence[str]) -> None:
+        outbox = self.outboxes.get(key.split(":", 1)[0])
+        if outbox is not None and texts:
+            await outbox.send(key, texts)
+
+    @contextlib.asynccontextmanager
+    async def _working(self, key: str) -> AsyncIterator[None]:
+        outbox = self.outboxes.get(key.split(":", 1)[0])
+        if outbox is None:
+            yield
+            return
+        async with outbox.working(key):
+            yield
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)

@@ -1,0 +1,110 @@
+"""The bot's own words, in Spanish and English. Model replies are not translated."""
+
+from __future__ import annotations
+
+from typing import Any
+
+TEXTS: dict[str, dict[str, str]] = {
+    "es": {
+        "start": "¡Hola! Soy tu asistente. Escríbeme lo que necesites; recuerdo la "
+        "conversación aunque dure días. Usa /help para ver los comandos.",
+        "help": "Comandos:\n/reset — empezar de cero (la conversación anterior se archiva)\n"
+        "/undo — deshacer el último reinicio\n/summary — lo que recuerdo ahora\n"
+        "/forget — borrar todos tus datos\n/help — esta ayuda",
+        "help_operator": "\n/debug on|off — modo depuración (solo operadores)",
+        "reset": "Listo, empezamos de cero. Si fue un error, /undo recupera la conversación.",
+        "auto_reset": "(Parece un tema nuevo, así que empecé una conversación nueva. "
+        "Si no era eso, escribe /undo para recuperar la anterior.)",
+        "undo_ok": "Recuperé la conversación anterior.",
+        "undo_none": "No hay un reinicio reciente que deshacer.",
+        "forget_confirm": "Esto borrará para siempre todo lo que guardé de esta conversación. "
+        "Para confirmar, escribe: /forget confirm",
+        "forget_done": "Borré todos tus datos. Si me escribes de nuevo, empezaremos de cero.",
+        "summary_none": "Aún no tengo un resumen: recuerdo los últimos {window} mensajes tal "
+        "cual.",
+        "summary": "Esto es lo que recuerdo de la conversación (versión {version}):\n\n{text}",
+        "debug_on": "Modo depuración activado: te mostraré lo que recibiría el modelo, sin "
+        "llamarlo ni guardar nada. /debug off para salir.",
+        "debug_off": "Modo depuración desactivado.",
+        "debug_usage": "Uso: /debug on o /debug off",
+        "not_operator": "Lo siento, ese comando no está disponible.",
+        "not_allowed": "Lo siento, este asistente no está disponible para tu cuenta.",
+        "unknown_command": "No conozco ese comando. /help muestra los disponibles.",
+        "only_text": "Por ahora solo entiendo mensajes de texto. ¿Me lo escribes?",
+        "empty": "Tu mensaje llegó vacío. ¿Me lo escribes de nuevo?",
+        "too_long": "Tu mensaje es demasiado largo ({chars} caracteres; el máximo es {limit}). "
+        "¿Puedes dividirlo en partes más cortas?",
+        "too_large": "Tu mensaje no cabe en lo que puedo procesar de una vez. ¿Puedes "
+        "acortarlo o dividirlo?",
+        "error_rate_limited": "Estoy recibiendo muchas consultas ahora mismo. Inténtalo de "
+        "nuevo en un momento.",
+        "error_overloaded": "El servicio de IA está saturado. Inténtalo de nuevo en unos "
+        "minutos.",
+        "error_timeout": "La respuesta está tardando demasiado. Inténtalo de nuevo, por favor.",
+        "error_quota_exhausted": "El servicio de IA no está disponible ahora (cuota agotada). "
+        "Ya avisamos al equipo.",
+        "error_auth": "El servicio de IA no está bien configurado. Ya avisamos al equipo.",
+        "error_context_too_long": "La conversación es demasiado larga para el modelo. Prueba "
+        "/reset para empezar de cero.",
+        "error_generic": "Lo siento, no pude responder esta vez. Inténtalo de nuevo.",
+        "truncated": "\n\n(La respuesta se cortó por su longitud.)",
+        "welcome_console": "ventana · consola · sesión {key} · modelo {model}\n"
+        "Escribe y pulsa Enter. /help para comandos, /quit o Ctrl-D para salir.",
+    },
+    "en": {
+        "start": "Hi! I'm your assistant. Tell me what you need; I remember the conversation "
+        "even if it lasts for days. /help lists the commands.",
+        "help": "Commands:\n/reset — start over (the previous conversation is archived)\n"
+        "/undo — undo the last reset\n/summary — what I remember now\n"
+        "/forget — erase all your data\n/help — this help",
+        "help_operator": "\n/debug on|off — debug mode (operators only)",
+        "reset": "Done, we start over. If that was a mistake, /undo brings the conversation "
+        "back.",
+        "auto_reset": "(This looks like a new subject, so I started a fresh conversation. If "
+        "not, send /undo to bring the previous one back.)",
+        "undo_ok": "I brought the previous conversation back.",
+        "undo_none": "There is no recent reset to undo.",
+        "forget_confirm": "This will permanently erase everything I stored about this "
+        "conversation. To confirm, send: /forget confirm",
+        "forget_done": "I erased all your data. If you write again, we start from scratch.",
+        "summary_none": "I have no summary yet: I remember the last {window} messages as they "
+        "are.",
+        "summary": "This is what I remember of our conversation (version {version}):\n\n{text}",
+        "debug_on": "Debug mode on: I'll show what the model would receive, without calling "
+        "it or storing anything. /debug off to leave.",
+        "debug_off": "Debug mode off.",
+        "debug_usage": "Usage: /debug on or /debug off",
+        "not_operator": "Sorry, that command is not available.",
+        "not_allowed": "Sorry, this assistant is not available for your account.",
+        "unknown_command": "I don't know that command. /help lists the available ones.",
+        "only_text": "For now I only understand text messages. Could you type it?",
+        "empty": "Your message arrived empty. Could you send it again?",
+        "too_long": "Your message is too long ({chars} characters; the limit is {limit}). "
+        "Could you split it into shorter parts?",
+        "too_large": "Your message does not fit in what I can process at once. Could you "
+        "shorten or split it?",
+        "error_rate_limited": "I'm getting a lot of requests right now. Please try again in "
+        "a moment.",
+        "error_overloaded": "The AI service is overloaded. Please try again in a few minutes.",
+        "error_timeout": "The answer is taking too long. Please try again.",
+        "error_quota_exhausted": "The AI service is unavailable right now (quota used up). "
+        "The team has been told.",
+        "error_auth": "The AI service is misconfigured. The team has been told.",
+        "error_context_too_long": "This conversation is too long for the model. Try /reset "
+        "to start over.",
+        "error_generic": "Sorry, I couldn't answer this time. Please try again.",
+        "truncated": "\n\n(The answer was cut short because of its length.)",
+        "welcome_console": "ventana · console · session {key} · model {model}\n"
+        "Type and press Enter. /help for commands, /quit or Ctrl-D to leave.",
+    },
+}
+
+
+def t(language: str, name: str, **values: Any) -> str:
+    table = TEXTS.get(language, TEXTS["en"])
+    return table[name].format(**values) if values else table[name]
+
+
+def error_text(language: str, kind: str) -> str:
+    name = f"error_{kind}"
+    return t(language, name if name in TEXTS["en"] else "error_generic")

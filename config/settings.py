@@ -1,0 +1,215 @@
+"""Every setting of the contract, parsed once at start and passed down.
+
+Sources, strongest first: the environment, `.env`, then the TOML file named by
+`VENTANA_CONFIG` (keys are the variable names, in any case: `VENTANA_WINDOW_EXCHANGES = 8`
+or `window_exchanges = 8`). Invalid values are collected into one `SettingsInvalid`
+naming every bad variable; values are never echoed, so secrets cannot leak through it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import model_validator
+from pydantic_settings import (
+    BaseSettings,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from providers.specs import ModelSpec, parse_spec
+
+CHANNELS = ("telegram", "whatsapp", "console")
+_SECRET_RE = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
+_DEFAULT_PROMPTS = {
+    "es": "Eres un asistente de atención al cliente amable, claro y preciso.",
+    "en": "You are a friendly, clear and precise customer support assistant.",
+}
+
+
+def _v(env: str, default: Any, **kw: Any) -> Any:
+    """A field read from `env` (or its lowercase field name in TOML)."""
+    name = env.lower().removeprefix("ventana_")
+    return Field(default, validation_alias=AliasChoices(env, env.lower(), name), **kw)
+
+
+UserList = Annotated[tuple[str, ...], NoDecode]
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_file=".env", extra="ignore", case_sensitive=False, populate_by_name=True
+    )
+
+    db: Path = _v("VENTANA_DB", Path("./data/ventana.db"))
+    chat_model: str = _v("VENTANA_CHAT_MODEL", "offline")
+    summary_model: str = _v("VENTANA_SUMMARY_MODEL", "offline")
+    window_exchanges: int = _v("VENTANA_WINDOW_EXCHANGES", 6, ge=1, le=200)
+    fold_batch: int = _v("VENTANA_FOLD_BATCH", 4, ge=1, le=200)
+    context_tokens: int = _v("VENTANA_CONTEXT_TOKENS", 8000, ge=512, le=2_000_000)
+    reply_tokens: int = _v("VENTANA_REPLY_TOKENS", 1024, ge=16, le=200_000)
+    summary_tokens: int = _v("VENTANA_SUMMARY_TOKENS", 800, ge=64, le=100_000)
+    topic_detection: Literal["llm", "heuristic", "off"] = _v(
+        "VENTANA_TOPIC_DETECTION", "heuristic"
+    )
+    idle_reset_hours: float = _v("VENTANA_IDLE_RESET_HOURS", 0.0, ge=0)
+    undo_minutes: float = _v("VENTANA_UNDO_MINUTES", 60.0, ge=0)
+    max_message_chars: int = _v("VENTANA_MAX_MESSAGE_CHARS", 16_000, ge=100)
+    reply_deadline_seconds: float = _v("VENTANA_REPLY_DEADLINE_SECONDS", 25.0, gt=0, le=600)
+    operators: UserList = _v("VENTANA_OPERATORS", ())
+    allowed_users: UserList = _v("VENTANA_ALLOWED_USERS", ())
+    system_prompt: str | None = _v("VENTANA_SYSTEM_PROMPT", None)
+    system_prompt_file: Path | None = _v("VENTANA_SYSTEM_PROMPT_FILE", None)
+    language: Literal["es", "en"] = _v("VENTANA_LANGUAGE", "es")
+    group_mode: Literal["shared", "per_user"] = _v("VENTANA_GROUP_MODE", "shared")
+    log_format: Literal["json", "console"] = _v("VENTANA_LOG_FORMAT", "console")
+    log_level: Literal["debug", "info", "warning", "error"] = _v("VENTANA_LOG_LEVEL", "info")
+    http_host: str = _v("VENTANA_HTTP_HOST", "127.0.0.1")
+    http_port: int = _v("VENTANA_HTTP_PORT", 8080, ge=1, le=65535)
+
+    telegram_bot_token: SecretStr | None = _v("TELEGRAM_BOT_TOKEN", None)
+    telegram_base_url: str = _v("TELEGRAM_BASE_URL", "https://api.telegram.org/bot")
+    telegram_webhook_url: str | None = _v("TELEGRAM_WEBHOOK_URL", None)
+    telegram_webhook_secret: SecretStr | None = _v("TELEGRAM_WEBHOOK_SECRET", None)
+
+    whatsapp_access_token: SecretStr | None = _v("WHATSAPP_ACCESS_TOKEN", None)
+    whatsapp_phone_number_id: str | None = _v("WHATSAPP_PHONE_NUMBER_ID", None)
+    whatsapp_app_secret: SecretStr | None = _v("WHATSAPP_APP_SECRET", None)
+    whatsapp_verify_token: SecretStr | None = _v("WHATSAPP_VERIFY_TOKEN", None)
+    whatsapp_graph_url: str = _v("WHATSAPP_GRAPH_URL", "https://graph.facebook.com/v21.0")
+
+    anthropic_api_key: SecretStr | None = _v("ANTHROPIC_API_KEY", None)
+    anthropic_base_url: str | None = _v("ANTHROPIC_BASE_URL", None)
+    openai_api_key: SecretStr | None = _v("OPENAI_API_KEY", None)
+    openai_base_url: str | None = _v("OPENAI_BASE_URL", None)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources = [init_settings, env_settings, dotenv_settings]
+        toml = os.environ.get("VENTANA_CONFIG")
+        if toml:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=Path(toml)))
+        return tuple(sources)
+
+    @field_validator("chat_model", "summary_model")
+    @classmethod
+    def _spec(cls, value: str) -> str:
+        return str(parse_spec(value))
+
+    @field_validator("operators", "allowed_users", mode="before")
+    @classmethod
+    def _users(cls, value: object) -> tuple[str, ...]:
+        items = value.split(",") if isinstance(value, str) else list(value)  # type: ignore[call-overload]
+        users = tuple(str(item).strip() for item in items if str(item).strip())
+        for user in users:
+            channel, _, ident = user.partition(":")
+            if channel not in CHANNELS or not ident:
+                raise ValueError(f"entry {user!r} is not channel:user_id (channel one of {CHANNELS})")
+        return users
+
+    @field_validator("telegram_webhook_secret")
+    @classmethod
+    def _webhook_secret(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not _SECRET_RE.match(value.get_secret_value()):
+            raise ValueError("must be 1-256 characters of A-Z, a-z, 0-9, _ and -")
+        return value
+
+    @field_validator("system_prompt_file")
+    @classmethod
+    def _prompt_file(cls, value: Path | None) -> Path | None:
+        if value is not None and not value.is_file():
+            raise ValueError(f"file {str(value)!r} does not exist")
+        return value
+
+    @model_validator(mode="after")
+    def _channels(self) -> Settings:
+        wa = {
+            "WHATSAPP_ACCESS_TOKEN": self.whatsapp_access_token,
+            "WHATSAPP_PHONE_NUMBER_ID": self.whatsapp_phone_number_id,
+            "WHATSAPP_APP_SECRET": self.whatsapp_app_secret,
+            "WHATSAPP_VERIFY_TOKEN": self.whatsapp_verify_token,
+        }
+        missing = [name for name, value in wa.items() if not value]
+        if 0 < len(missing) < len(wa):
+            raise ValueError(f"WhatsApp is half configured; also set {', '.join(missing)}")
+        if self.telegram_webhook_url and not self.telegram_bot_token:
+            raise ValueError("TELEGRAM_WEBHOOK_URL is set but TELEGRAM_BOT_TOKEN is not")
+        if self.telegram_webhook_url and not self.telegram_webhook_secret:
+            raise ValueError("webhook mode needs TELEGRAM_WEBHOOK_SECRET (checked on every call)")
+        return self
+
+    # Derived views -----------------------------------------------------------------
+
+    @property
+    def chat_spec(self) -> ModelSpec:
+        return parse_spec(self.chat_model)
+
+    @property
+    def summary_spec(self) -> ModelSpec:
+        return parse_spec(self.summary_model)
+
+    @property
+    def telegram_enabled(self) -> bool:
+        return self.telegram_bot_token is not None
+
+    @property
+    def whatsapp_enabled(self) -> bool:
+        return self.whatsapp_app_secret is not None and self.whatsapp_access_token is not None
+
+    def resolved_system_prompt(self) -> str:
+        if self.system_prompt_file is not None:
+            return self.system_prompt_file.read_text(encoding="utf-8").strip()
+        return self.system_prompt or _DEFAULT_PROMPTS[self.language]
+
+    def is_operator(self, user: str) -> bool:
+        """Listed operators; whoever sits at the console owns the database anyway."""
+        return user in self.operators or user.startswith("console:")
+
+    def is_allowed(self, user: str) -> bool:
+        return not self.allowed_users or user in self.allowed_users or self.is_operator(user)
+
+
+class SettingsInvalid(Exception):
+    """Every invalid variable at once, named as the user wrote it; values never shown."""
+
+    def __init__(self, problems: Mapping[str, str]) -> None:
+        self.problems = dict(problems)
+        lines = [f"  {name}: {why}" for name, why in self.problems.items()]
+        super().__init__("invalid settings:\n" + "\n".join(lines))
+
+
+def _variable(loc: tuple[int | str, ...]) -> str:
+    field = str(loc[0]) if loc else "settings"
+    info = Settings.model_fields.get(field)
+    alias = info.validation_alias if info else None
+    if isinstance(alias, AliasChoices):
+        return str(alias.choices[0])
+    return field.upper()
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Read every source once; raise `SettingsInvalid` listing every bad variable."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        problems: dict[str, str] = {}
+        for err in exc.errors(include_input=False, include_url=False):
+            message = err["msg"].removeprefix("Value error, ")
+            problems.setdefault(_variable(tuple(err["loc"])), message)
+        raise SettingsInvalid(problems) from None
+    except (OSError, ValueError) as exc:  # an unreadable or malformed TOML file
+        raise SettingsInvalid({"VENTANA_CONFIG": str(exc)}) from None

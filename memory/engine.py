@@ -1,0 +1,263 @@
+"""One turn of the memory engine: topic check, assembly within budget, the model call,
+the noise filter and the stored exchange. Channel-agnostic; no user-facing wording.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+
+import structlog
+
+from providers.base import ChatModel, ChatReply, ChatRequest, ContextTooLong, ProviderError
+
+from . import noise
+from .foldin import FoldService
+from .policy import Assembly, FoldFirst, TooLarge, assemble, needs_fold, plan_request
+from .store import ConversationStore, NewExchange
+from .tokens import Tokenizer
+from .types import Exchange, TopicDecision, TurnState
+
+log = structlog.get_logger(__name__)
+MAX_SYNC_FOLDS = 3
+
+TopicCheck = Callable[[TurnState, str, datetime], Awaitable[TopicDecision]]
+
+
+async def no_topic_check(_state: TurnState, _message: str, _now: datetime) -> TopicDecision:
+    return TopicDecision("continue", "off")
+
+
+@dataclass(frozen=True, slots=True)
+class EngineConfig:
+    system_prompt: str
+    window: int = 6
+    fold_batch: int = 4
+    context_tokens: int = 8000
+    reply_tokens: int = 1024
+    summary_tokens: int = 800
+    language: str = "es"
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """Everything decided before the model is called; in a dry run nothing was written."""
+
+    key: str
+    message: str
+    state: TurnState
+    decision: TopicDecision
+    plan: Assembly | TooLarge
+    sync_folds: int = 0
+    dry_run: bool = False
+    would_fold: int = 0  # dry run only: exchanges a real turn would fold first
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    reply: ChatReply | None
+    error: ProviderError | None
+    noise_reason: str | None
+    assembly: Assembly
+    latency_s: float
+    retried: bool = False
+
+    @property
+    def signal(self) -> bool:
+        return self.noise_reason is None
+
+
+class MemoryEngine:
+    def __init__(
+        self,
+        store: ConversationStore,
+        chat_model: ChatModel,
+        folds: FoldService,
+        tokenizer: Tokenizer,
+        config: EngineConfig,
+        *,
+        topic: TopicCheck = no_topic_check,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.store = store
+        self.chat_model = chat_model
+        self.folds = folds
+        self.tokenizer = tokenizer
+        self.config = config
+        self.topic = topic
+        self.clock = clock
+
+    async def prepare(self, key: str, message: str, *, dry_run: bool = False) -> Prepared:
+        """Topic check first, then the request, folding synchronously when over budget."""
+        now = self.clock()
+        state = await self._state(key, now, dry_run)
+        decision = await self.topic(state, message, now)
+        if decision.reset:
+            if dry_run:
+                state = replace(state, summary=None, window=(), pending=())
+            else:
+                await self.store.start_episode(
+                    state.session_id, f"auto:{decision.reason}", dict(decision.signals), now
+                )
+                state = await self.store.turn_state(key, self.config.window, now)
+        plan, folds, would = await self._fit(key, state, message, dry_run)
+        return Prepared(key, message, state, decision, plan, folds, dry_run, would)
+
+    async def _state(self, key: str, now: datetime, dry_run: bool) -> TurnState:
+        if dry_run:
+            peeked = await self.store.peek_state(key, self.config.window)
+            if peeked is not None:
+                return peeked
+        return await self.store.turn_state(key, self.config.window, now)
+
+    async def _fit(
+        self, key: str, state: TurnState, message: str, dry_run: bool
+    ) -> tuple[Assembly | TooLarge, int, int]:
+        folds = 0
+        while True:
+            plan = self._plan(state, message)
+            if not isinstance(plan, FoldFirst):
+                return plan, folds, 0
+            if dry_run:
+                return self._assemble(state, message), 0, len(plan.exchanges)
+            if (
+                folds >= MAX_SYNC_FOLDS
+                or await self.folds.fold(key, keep_window=plan.keep_window) is None
+            ):
+                log.warning("over_budget_fold_failed", key=key, over_by=plan.over_by)
+                return (
+                    TooLarge(
+                        plan.over_by + self.config.context_tokens, self.config.context_tokens
+                    ),
+                    folds,
+                    0,
+                )
+            folds += 1
+            state = await self.store.turn_state(key, plan.keep_window, self.clock())
+
+    def _plan(self, state: TurnState, message: str) -> Assembly | FoldFirst | TooLarge:
+        return plan_request(
+            self.config.system_prompt,
+            state.summary,
+            state.pending,
+            state.window,
+            message,
+            count=self.tokenizer.count,
+            budget=self.config.context_tokens,
+            summary_cap=self.config.summary_tokens,
+            language=self.config.language,
+        )
+
+    def _assemble(self, state: TurnState, message: str) -> Assembly:
+        return assemble(
+            self.config.system_prompt,
+            state.summary,
+            state.pending,
+            state.window,
+            message,
+            count=self.tokenizer.count,
+            budget=self.config.context_tokens,
+            language=self.config.language,
+        )
+
+    def request_for(self, assembly: Assembly) -> ChatRequest:
+        return ChatRequest(
+            assembly.system,
+            assembly.messages,
+            self.config.reply_tokens,
+            "chat",
+            self.config.language,
+        )
+
+    async def call(self, prepared: Prepared) -> Outcome:
+        """Call the chat model; on context-too-long fold synchronously and retry once."""
+        assert isinstance(prepared.plan, Assembly)
+        assembly = prepared.plan
+        started = time.perf_counter()
+        try:
+            reply = await self.chat_model.complete(self.request_for(assembly))
+        except ContextTooLong:
+            retry = await self._after_context_too_long(prepared)
+            if retry is None:
+                return Outcome(
+                    None,
+                    ContextTooLong(),
+                    "provider_error:context_too_long",
+                    assembly,
+                    time.perf_counter() - started,
+                )
+            return await self._call_once(retry, started, retried=True, previous=prepared)
+        except ProviderError as exc:
+            return Outcome(
+                None, exc, f"provider_error:{exc.kind}", assembly, time.perf_counter() - started
+            )
+        return self._classify(reply, assembly, prepared.state, started)
+
+    async def _call_once(
+        self, assembly: Assembly, started: float, *, retried: bool, previous: Prepared
+    ) -> Outcome:
+        try:
+            reply = await self.chat_model.complete(self.request_for(assembly))
+        except ProviderError as exc:
+            return Outcome(
+                None,
+                exc,
+                f"provider_error:{exc.kind}",
+                assembly,
+                time.perf_counter() - started,
+                retried,
+            )
+        outcome = self._classify(reply, assembly, previous.state, started)
+        return replace(outcome, retried=retried)
+
+    async def _after_context_too_long(self, prepared: Prepared) -> Assembly | None:
+        keep = max(0, len(prepared.state.window) // 2)
+        await self.folds.fold(prepared.key, keep_window=keep)
+        state = await self.store.turn_state(prepared.key, keep, self.clock())
+        plan = self._plan(state, prepared.message)
+        return plan if isinstance(plan, Assembly) else None
+
+    def _classify(
+        self, reply: ChatReply, assembly: Assembly, state: TurnState, started: float
+    ) -> Outcome:
+        reason = noise.classify(reply, previous_reply=state.last_reply)
+        return Outcome(reply, None, reason, assembly, time.perf_counter() - started)
+
+    async def record(
+        self,
+        prepared: Prepared,
+        outcome: Outcome,
+        *,
+        shown: tuple[str, ...],
+        inbox_id: int | None = None,
+        external_id: str | None = None,
+    ) -> Exchange:
+        """Store the exchange (signal or noise with its reason) and mark the inbox entry
+        answered in the same transaction; then schedule a fold if enough is pending."""
+        reply = outcome.reply
+        exchange = await self.store.record_exchange(
+            NewExchange(
+                session_id=prepared.state.session_id,
+                episode_id=prepared.state.episode.id,
+                user_text=prepared.message,
+                reply_text=reply.text if reply else "",
+                signal=outcome.signal,
+                noise_reason=outcome.noise_reason,
+                created_at=self.clock(),
+                stop_reason=reply.stop_reason if reply else "error",
+                prompt_tokens=outcome.assembly.total_tokens,
+                reply_tokens=reply.usage.output_tokens if reply else 0,
+                external_id=external_id,
+                topic=prepared.decision,
+                inbox_id=inbox_id,
+                replies=shown,
+            )
+        )
+        pending_after = len(outcome.assembly.pending) + (
+            1 if outcome.signal and len(outcome.assembly.window) >= self.config.window else 0
+        )
+        if needs_fold(range(pending_after), self.config.fold_batch):
+            self.folds.request(prepared.key)
+        return exchange

@@ -1,0 +1,95 @@
+"""Frozen value types the memory policy works on. No I/O, no library types."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+TopicAction = Literal["continue", "reset"]
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """One user message and the assistant reply to it, as stored."""
+
+    id: int
+    episode_id: int
+    user_text: str
+    reply_text: str
+    signal: bool = True
+    noise_reason: str | None = None
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryVersion:
+    """One version of an episode's cumulative summary; `checkpoint` is the last folded id."""
+
+    id: int
+    episode_id: int
+    version: int
+    text: str
+    checkpoint: int
+    prompt_version: str
+    model: str
+    source_from: int
+    source_to: int
+    input_tokens: int = 0
+    output_tokens: int = 0
+    round: int = 1
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TopicDecision:
+    action: TopicAction = "continue"
+    reason: str = ""
+    signals: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def reset(self) -> bool:
+        return self.action == "reset"
+
+
+@dataclass(frozen=True, slots=True)
+class Episode:
+    id: int
+    session_id: int
+    started_at: datetime
+    closed_at: datetime | None = None
+    close_reason: str | None = None
+    opened_by: str | None = None  # why this episode began: None (first), 'manual', 'auto:<reason>'
+
+
+@dataclass(frozen=True, slots=True)
+class TurnState:
+    """What one turn needs, read through indexes only (never a whole conversation)."""
+
+    session_id: int
+    key: str
+    debug: bool
+    episode: Episode
+    summary: SummaryVersion | None
+    window: tuple[Exchange, ...]  # last N signal exchanges, oldest first
+    pending: tuple[Exchange, ...]  # signal exchanges after the checkpoint, older than the window
+    last_activity: datetime | None
+    last_reply: str | None  # the latest stored reply of the episode, signal or not
+
+
+InboxStatus = Literal["pending", "answered", "done"]
+
+
+@dataclass(frozen=True, slots=True)
+class InboxEntry:
+    """A raw inbound message, durable before it is acknowledged to the channel."""
+
+    id: int
+    key: str
+    external_id: str
+    user: str
+    kind: str
+    text: str
+    received_at: datetime
+    status: InboxStatus = "pending"
+    replies: tuple[str, ...] = ()
