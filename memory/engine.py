@@ -24,6 +24,7 @@ log = structlog.get_logger(__name__)
 MAX_SYNC_FOLDS = 3
 
 TopicCheck = Callable[[TurnState, str, datetime], Awaitable[TopicDecision]]
+TurnObserver = Callable[["Prepared", "Outcome", Exchange], None]
 
 
 async def no_topic_check(_state: TurnState, _message: str, _now: datetime) -> TopicDecision:
@@ -88,6 +89,7 @@ class MemoryEngine:
         self.config = config
         self.topic = topic
         self.clock = clock
+        self.observers: list[TurnObserver] = []  # replay reports, benchmarks
 
     async def prepare(self, key: str, message: str, *, dry_run: bool = False) -> Prepared:
         """Topic check first, then the request, folding synchronously when over budget."""
@@ -258,6 +260,8 @@ class MemoryEngine:
         pending_after = len(outcome.assembly.pending) + (
             1 if outcome.signal and len(outcome.assembly.window) >= self.config.window else 0
         )
+        for observe in self.observers:
+            observe(prepared, outcome, exchange)
         if needs_fold(range(pending_after), self.config.fold_batch):
             self.folds.request(prepared.key)
         return exchange
