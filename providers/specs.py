@@ -1,4 +1,4 @@
-"""`provider:model` specs, parsed once at start, and the factory that builds models."""
+"""`provider:model` specs, parsed once at start; `factory.py` builds models from them."""
 
 from __future__ import annotations
 

@@ -1,0 +1,151 @@
+"""`AnthropicChatModel`: our `ChatModel` on the official `anthropic` SDK (Messages API).
+
+Everything the SDK would otherwise find on its own is passed in: the key (so neither
+`ANTHROPIC_API_KEY`, `ANTHROPIC_AUTH_TOKEN` nor a profile on disk is consulted), the base
+URL (so `ANTHROPIC_BASE_URL` is not), timeouts, `max_retries=0` (our `retry` module owns
+retries) and tracing (off; wiring OpenTelemetry is a decision for the program, not for
+an adapter). One thing no argument can switch off: the SDK still merges headers from
+`ANTHROPIC_CUSTOM_HEADERS` if that variable is set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import anthropic
+import httpx2
+from anthropic.types import Message as SDKMessage
+from anthropic.types import MessageParam
+
+from .base import (
+    ChatReply,
+    ChatRequest,
+    ProviderError,
+    ProviderTimeout,
+    ProviderUnavailable,
+    StopReason,
+    Usage,
+)
+from .errors import ErrorFacts, classify, contains_any, describe, parse_retry_after
+from .retry import RetryPolicy, Sleep, with_retries
+from .turns import alternate
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+
+# Wordings the API uses for a prompt over the context window; it has no stable code yet.
+_TOO_LONG = ("prompt is too long", "exceed context limit", "context window")
+_CREDIT = ("credit balance",)
+_SPEND_LIMIT_CODES = frozenset({"contract_spend_limit_reached", "enforced_spend_limit_reached"})
+_STOP_REASONS: dict[str | None, StopReason] = {
+    "end_turn": "end",
+    "stop_sequence": "end",
+    "max_tokens": "max_tokens",
+    "model_context_window_exceeded": "max_tokens",
+}
+
+
+class AnthropicChatModel:
+    """Sends a `ChatRequest` to the Messages API and maps every failure to a `ProviderError`."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str,
+        base_url: str | None = None,
+        http_client: httpx2.AsyncClient | None = None,
+        policy: RetryPolicy | None = None,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        if not api_key:
+            raise ValueError("AnthropicChatModel needs an API key (ANTHROPIC_API_KEY)")
+        self.name = f"anthropic:{model}"
+        self.model = model
+        self._policy = policy or RetryPolicy()
+        self._sleep = sleep
+        # The SDK closes whatever client it holds; only close one we made.
+        self._owns_client = http_client is None
+        self._client = anthropic.AsyncAnthropic(
+            api_key=api_key,
+            base_url=base_url or DEFAULT_BASE_URL,
+            http_client=http_client,
+            timeout=self._policy.attempt_timeout,
+            max_retries=0,
+            open_telemetry=False,
+        )
+
+    async def complete(self, request: ChatRequest) -> ChatReply:
+        return await with_retries(
+            lambda time_limit: self._attempt(request, time_limit), self._policy, sleep=self._sleep
+        )
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self._client.close()
+
+    async def _attempt(self, request: ChatRequest, time_limit: float) -> ChatReply:
+        try:
+            message = await self._client.messages.create(
+                model=self.model,
+                max_tokens=request.max_tokens,
+                system=request.system or anthropic.omit,
+                messages=to_message_params(request),
+                timeout=time_limit,
+            )
+        except (anthropic.AnthropicError, json.JSONDecodeError) as exc:
+            raise map_error(exc) from exc
+        return to_reply(message, self.model)
+
+
+def to_message_params(request: ChatRequest) -> list[MessageParam]:
+    params: list[MessageParam] = []
+    for m in alternate(request.messages):
+        if m.role == "user":
+            params.append({"role": "user", "content": m.content})
+        else:
+            params.append({"role": "assistant", "content": m.content})
+    return params
+
+
+def to_reply(message: SDKMessage, requested_model: str) -> ChatReply:
+    """Convert the SDK's message; the SDK does not validate, so a wrong shape is caught here."""
+    try:
+        text = "".join(block.text for block in message.content if block.type == "text")
+        usage = message.usage
+        prompt = usage.input_tokens + (usage.cache_creation_input_tokens or 0)
+        prompt += usage.cache_read_input_tokens or 0
+        counted = Usage(input_tokens=prompt, output_tokens=usage.output_tokens)
+    except (AttributeError, TypeError) as exc:
+        raise ProviderUnavailable("anthropic: malformed response") from exc
+    stop = _STOP_REASONS.get(message.stop_reason, "other")
+    return ChatReply(
+        text=text, stop_reason=stop, usage=counted, model=message.model or requested_model
+    )
+
+
+def map_error(exc: anthropic.AnthropicError | json.JSONDecodeError) -> ProviderError:
+    """Translate an SDK failure into our error types."""
+    if isinstance(exc, anthropic.APITimeoutError):
+        return ProviderTimeout("anthropic: request timed out")
+    if isinstance(exc, anthropic.APIConnectionError):
+        return ProviderUnavailable("anthropic: connection failed")
+    if isinstance(exc, anthropic.APIStatusError):
+        return classify(status_facts(exc))
+    # Broken JSON or a body the SDK could not read: the server is not answering sanely.
+    return ProviderUnavailable(f"anthropic: unreadable response ({type(exc).__name__})")
+
+
+def status_facts(exc: anthropic.APIStatusError) -> ErrorFacts:
+    status, kind, text = exc.status_code, exc.type, exc.api_message
+    return ErrorFacts(
+        status=status,
+        message=describe("anthropic", status, kind or exc.error_code, text),
+        retry_after=parse_retry_after(exc.response.headers, now=time.time()),
+        context_too_long=status == 413 or (status == 400 and contains_any(text, _TOO_LONG)),
+        quota=kind == "billing_error"
+        or exc.error_code in _SPEND_LIMIT_CODES
+        or contains_any(text, _CREDIT),
+        overloaded=kind == "overloaded_error",
+    )

@@ -1,0 +1,185 @@
+"""`OpenAIChatModel`: our `ChatModel` on the official `openai` SDK (Chat Completions).
+
+With a base URL it serves any OpenAI-compatible server. A local Ollama, for example:
+
+    VENTANA_CHAT_MODEL=openai:llama3.2
+    OPENAI_BASE_URL=http://localhost:11434/v1      # no OPENAI_API_KEY needed for a local URL
+
+vLLM (`http://host:8000/v1`), llama.cpp's `llama-server` (`http://host:8080/v1`) and
+OpenRouter (`https://openrouter.ai/api/v1`, key required) work the same way.
+
+The key, the base URL, timeouts and `max_retries=0` are passed explicitly, so
+`OPENAI_API_KEY` and `OPENAI_BASE_URL` are never read behind our back; the organization
+and project the SDK would take from `OPENAI_ORG_ID` / `OPENAI_PROJECT_ID` are cleared.
+Only `OPENAI_CUSTOM_HEADERS` cannot be switched off by an argument.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Mapping
+from typing import Literal
+
+import httpx2
+import openai
+from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
+
+from .base import (
+    ChatReply,
+    ChatRequest,
+    ProviderError,
+    ProviderTimeout,
+    ProviderUnavailable,
+    StopReason,
+    Usage,
+)
+from .errors import ErrorFacts, classify, contains_any, describe, parse_retry_after
+from .retry import RetryPolicy, Sleep, with_retries
+from .turns import alternate
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+TokenParam = Literal["max_completion_tokens", "max_tokens"]
+
+# Compatible servers have no `code`; these are the wordings of OpenAI, vLLM and llama.cpp.
+_TOO_LONG = (
+    "maximum context length",
+    "context length",
+    "context window",
+    "exceed_context_size",
+    "exceeds the available context size",
+)
+_BUSY = ("overloaded",)
+_FINISH_REASONS: dict[str | None, StopReason] = {"stop": "end", "length": "max_tokens"}
+
+
+def default_token_param(base_url: str | None) -> TokenParam:
+    """Which request field carries the reply budget.
+
+    OpenAI itself deprecated `max_tokens` and its reasoning models (o-series, gpt-5)
+    reject it, so api.openai.com gets `max_completion_tokens`. Compatible servers
+    (Ollama, vLLM, llama.cpp, OpenRouter) have long known `max_tokens`; several ignore
+    the newer name silently, which would lift the cap, so they get `max_tokens`.
+    """
+    if base_url is None or httpx2.URL(base_url).host == "api.openai.com":
+        return "max_completion_tokens"
+    return "max_tokens"
+
+
+class OpenAIChatModel:
+    """Sends a `ChatRequest` to Chat Completions and maps every failure to a `ProviderError`."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str,
+        base_url: str | None = None,
+        http_client: httpx2.AsyncClient | None = None,
+        policy: RetryPolicy | None = None,
+        sleep: Sleep = asyncio.sleep,
+        token_param: TokenParam | None = None,
+    ) -> None:
+        if not api_key:
+            raise ValueError("OpenAIChatModel needs an API key (OPENAI_API_KEY)")
+        self.name = f"openai:{model}"
+        self.model = model
+        self.token_param = token_param or default_token_param(base_url)
+        self._policy = policy or RetryPolicy()
+        self._sleep = sleep
+        # The SDK closes whatever client it holds; only close one we made.
+        self._owns_client = http_client is None
+        self._client = openai.AsyncOpenAI(
+            api_key=api_key,
+            base_url=base_url or DEFAULT_BASE_URL,
+            http_client=http_client,
+            timeout=self._policy.attempt_timeout,
+            max_retries=0,
+        )
+        # Filled from OPENAI_ORG_ID / OPENAI_PROJECT_ID when not given; ventana sets neither.
+        self._client.organization = None
+        self._client.project = None
+
+    async def complete(self, request: ChatRequest) -> ChatReply:
+        return await with_retries(
+            lambda time_limit: self._attempt(request, time_limit), self._policy, sleep=self._sleep
+        )
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self._client.close()
+
+    async def _attempt(self, request: ChatRequest, time_limit: float) -> ChatReply:
+        budget = request.max_tokens
+        modern = self.token_param == "max_completion_tokens"  # noqa: S105 (a field name)
+        try:
+            completion = await self._client.chat.completions.create(
+                model=self.model,
+                messages=to_message_params(request),
+                max_completion_tokens=budget if modern else openai.omit,
+                max_tokens=openai.omit if modern else budget,
+                timeout=time_limit,
+            )
+        except (openai.OpenAIError, json.JSONDecodeError) as exc:
+            raise map_error(exc) from exc
+        return to_reply(completion, self.model)
+
+
+def to_message_params(request: ChatRequest) -> list[ChatCompletionMessageParam]:
+    params: list[ChatCompletionMessageParam] = []
+    if request.system:
+        params.append({"role": "system", "content": request.system})
+    for m in alternate(request.messages):
+        if m.role == "user":
+            params.append({"role": "user", "content": m.content})
+        else:
+            params.append({"role": "assistant", "content": m.content})
+    return params
+
+
+def to_reply(completion: ChatCompletion, requested_model: str) -> ChatReply:
+    """Convert the SDK's completion; the SDK does not validate, so a wrong shape is caught here."""
+    try:
+        choice = completion.choices[0]
+        text = choice.message.content or choice.message.refusal or ""
+        usage = completion.usage
+        counted = Usage(
+            input_tokens=(usage.prompt_tokens or 0) if usage else 0,
+            output_tokens=(usage.completion_tokens or 0) if usage else 0,
+        )
+    except (AttributeError, TypeError, IndexError) as exc:
+        raise ProviderUnavailable("openai: malformed response") from exc
+    stop = _FINISH_REASONS.get(choice.finish_reason, "other")
+    return ChatReply(
+        text=text, stop_reason=stop, usage=counted, model=completion.model or requested_model
+    )
+
+
+def map_error(exc: openai.OpenAIError | json.JSONDecodeError) -> ProviderError:
+    """Translate an SDK failure into our error types."""
+    if isinstance(exc, openai.APITimeoutError):
+        return ProviderTimeout("openai: request timed out")
+    if isinstance(exc, openai.APIConnectionError):
+        return ProviderUnavailable("openai: connection failed")
+    if isinstance(exc, openai.APIStatusError):
+        return classify(status_facts(exc))
+    # Broken JSON or a body the SDK could not read: the server is not answering sanely.
+    return ProviderUnavailable(f"openai: unreadable response ({type(exc).__name__})")
+
+
+def status_facts(exc: openai.APIStatusError) -> ErrorFacts:
+    # The SDK unwraps {"error": {...}}, so `body` is the inner object when it was JSON.
+    body: Mapping[str, object] = exc.body if isinstance(exc.body, Mapping) else {}
+    text = body.get("message")
+    message = text if isinstance(text, str) else None
+    status, code, kind = exc.status_code, exc.code, exc.type
+    return ErrorFacts(
+        status=status,
+        message=describe("openai", status, code or kind, message),
+        retry_after=parse_retry_after(exc.response.headers, now=time.time()),
+        context_too_long=status in (400, 413)
+        and (code == "context_length_exceeded" or contains_any(message, _TOO_LONG)),
+        quota="insufficient_quota" in (code, kind),
+        overloaded=kind == "overloaded_error" or (status == 503 and contains_any(message, _BUSY)),
+    )
