@@ -1,0 +1,190 @@
+"""The fact guard: accept or reject a new summary, restore lost facts, hold it under its cap.
+
+Pure: text and facts in, a `GuardResult` out. Also home of the line valuation and trimming
+both the guard and the extractive summarizer use.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from .facts import Fact, cap_key_facts, dedupe, extract_facts, missing_facts, render_fact
+from .noise import text_noise
+
+CountTokens = Callable[[str], int]
+
+KEY_FACTS_HEADING = {"es": "Datos clave:", "en": "Key facts:"}
+# A new cumulative summary shorter than this share of the previous one lost content.
+MIN_SHARE_OF_PREVIOUS = 0.3
+# And it must be at least this many tokens, or a tenth of what was folded if that is less.
+MIN_TOKENS = 24
+MIN_SHARE_OF_SOURCE = 0.1
+# The key-facts section may take at most this share of the cap when the body is too long.
+KEY_FACTS_RESERVE = 0.25
+
+_CUES = re.compile(
+    r"(?i)\b(?:confirm\w*|acord\w*|decid\w*|aprob\w*|approv\w*|agreed|agree|acept\w*|accept\w*"
+    r"|rechaz\w*|reject\w*|cancel\w*|reembols\w*|refund\w*|devoluci\w*|return\w*|envi\w*"
+    r"|ship\w*|send|sent|program\w*|schedul\w*|agend\w*|book\w*|reserv\w*|pendiente\w*"
+    r"|pending|compromet\w*|commit\w*|promet\w*|promis\w*|prob[eéóa]\w*|tried|try|intent\w*"
+    r"|funcion\w*|work\w*|fall[aó]\w*|fail\w*|error\w*|resuelt\w*|resolv\w*|solucion\w*|fix\w*"
+    r"|arregl\w*|pag\w*|pay\w*|paid|cobr\w*|charg\w*|factur\w*|invoic\w*|plazo\w*|deadline"
+    r"|vence\w*|due|quedamos|we'll|i'll|will|vamos a|voy a|te (?:enviar|llamar|escribir)\w*"
+    r"|siguiente paso|next step\w*|estado|status|necesit\w*|need\w*|quier\w*|want\w*)\b"
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")
+
+
+@dataclass(frozen=True, slots=True)
+class GuardResult:
+    """`text` is the summary to store (the previous one when rejected).
+
+    `missing_after`: required facts the draft itself lacked (appended or dropped).
+    `dropped`: required facts absent from the final text (they did not fit the cap).
+    """
+
+    text: str
+    missing_after: tuple[Fact, ...]
+    dropped: tuple[Fact, ...]
+    ok: bool
+    reject_reason: str | None = None
+
+
+def guard_summary(
+    draft_text: str,
+    *,
+    required: Sequence[Fact],
+    previous_text: str,
+    language: str,
+    cap_tokens: int,
+    count_tokens: CountTokens,
+    source_tokens: int = 0,
+) -> GuardResult:
+    """Reject bad drafts; append missing facts under a key-facts heading; fit `cap_tokens`."""
+    body = draft_text.strip()
+    reason = reject_reason(body, previous_text, count_tokens, source_tokens)
+    if reason is not None:
+        return GuardResult(previous_text, (), (), ok=False, reject_reason=reason)
+    required = dedupe(required)
+    missing = missing_facts(required, body)
+    heading = KEY_FACTS_HEADING.get(language[:2], KEY_FACTS_HEADING["en"])
+    section = _section_cost(missing, heading, count_tokens)
+    if count_tokens(body) + section > cap_tokens:
+        reserve = min(section, int(cap_tokens * KEY_FACTS_RESERVE))
+        body = "\n".join(trim_lines(body.splitlines(), cap_tokens - reserve, count_tokens))
+        missing = missing_facts(required, body)
+    text, dropped = _append_key_facts(body, missing, heading, cap_tokens, count_tokens)
+    if not text.strip():  # a cap too small for anything at all
+        return GuardResult(previous_text, (), (), ok=False, reject_reason="empty")
+    return GuardResult(text, tuple(missing), tuple(dropped), ok=True)
+
+
+def reject_reason(
+    body: str, previous_text: str, count_tokens: CountTokens, source_tokens: int = 0
+) -> str | None:
+    """Why a draft is unusable: empty, error-like or implausibly short; None if fine."""
+    if not body.strip():
+        return "empty"
+    noise = text_noise(body)
+    if noise is not None:
+        return f"error_like:{noise}"
+    tokens = count_tokens(body)
+    floor = min(MIN_TOKENS, int(source_tokens * MIN_SHARE_OF_SOURCE))
+    if previous_text.strip():
+        floor = max(floor, int(count_tokens(previous_text) * MIN_SHARE_OF_PREVIOUS))
+    return "too_short" if tokens < floor else None
+
+
+def _section_cost(facts: Sequence[Fact], heading: str, count_tokens: CountTokens) -> int:
+    if not facts:
+        return 0
+    return count_tokens(heading) + sum(count_tokens(render_fact(f)) + 1 for f in facts) + 2
+
+
+def _append_key_facts(
+    body: str, missing: Sequence[Fact], heading: str, cap: int, count_tokens: CountTokens
+) -> tuple[str, list[Fact]]:
+    if not missing:
+        return body, []
+    prefix = body if _ends_with_section(body, heading) else f"{body}\n\n{heading}".lstrip()
+    budget = cap - count_tokens(prefix) - len(missing)  # a newline per appended line
+    kept, dropped = cap_key_facts(missing, budget, count_tokens)
+    while kept:
+        text = "\n".join([prefix, *(render_fact(f) for f in kept)])
+        if count_tokens(text) <= cap:
+            return text, [f for f in missing if f in dropped]
+        # Token counts of the joined text can exceed the sum of the parts: shave one more.
+        current = sum(count_tokens(render_fact(f)) for f in kept)
+        kept, more = cap_key_facts(kept, current - 1, count_tokens)
+        dropped = [*dropped, *more]
+    return body, list(missing)
+
+
+def _ends_with_section(body: str, heading: str) -> bool:
+    """True when the body's last block already is a key-facts list under `heading`."""
+    for line in reversed(body.splitlines()):
+        if not line.strip().startswith("- "):
+            return line.strip() == heading
+    return False
+
+
+def line_value(text: str) -> int:
+    """How much a summary line or sentence is worth keeping: facts, decisions, questions."""
+    value = 3 * min(len(extract_facts(text)), 3)
+    value += 2 if _CUES.search(text) else 0
+    return value + (1 if "?" in text else 0)
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences and lines of `text`, stripped, empty ones left out."""
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+
+
+def trim_lines(
+    lines: Sequence[str],
+    cap: int,
+    count_tokens: CountTokens,
+    values: Sequence[int] | None = None,
+) -> list[str]:
+    """Drop the least valuable lines (oldest first among equals) until the text fits `cap`.
+
+    Lines longer than a quarter of the cap are cut into sentences first, so one long
+    paragraph is shortened rather than lost whole. Order is kept.
+    """
+    units, owners, unit_values = _units(lines, cap, count_tokens, values)
+    costs = [count_tokens(u) + 1 for u in units]
+    alive = [True] * len(units)
+    total = sum(costs)
+    order = sorted(range(len(units)), key=lambda i: (unit_values[i], i))
+    for index in order:
+        if total <= cap and count_tokens(_join(units, owners, alive)) <= cap:
+            break
+        alive[index] = False
+        total -= costs[index]
+    return _join(units, owners, alive).splitlines()
+
+
+def _units(
+    lines: Sequence[str], cap: int, count_tokens: CountTokens, values: Sequence[int] | None
+) -> tuple[list[str], list[int], list[int]]:
+    units: list[str] = []
+    owners: list[int] = []
+    unit_values: list[int] = []
+    for index, line in enumerate(lines):
+        parts = split_sentences(line) if count_tokens(line) > cap // 4 else [line]
+        for part in parts or [line]:
+            units.append(part)
+            owners.append(index)
+            given = values[index] if values is not None else None
+            unit_values.append(given if given is not None else line_value(part))
+    return units, owners, unit_values
+
+
+def _join(units: Sequence[str], owners: Sequence[int], alive: Sequence[bool]) -> str:
+    lines: dict[int, list[str]] = {}
+    for unit, owner, keep in zip(units, owners, alive, strict=True):
+        if keep:
+            lines.setdefault(owner, []).append(unit)
+    return "\n".join(" ".join(parts) for parts in lines.values())

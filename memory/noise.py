@@ -1,0 +1,173 @@
+"""The noise filter: decides whether a model reply is signal or noise, and why.
+
+Pure: the reply, the error and the previous reply in, a stable reason (or None) out.
+Noise is stored with its reason but never enters the window or the summary.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+
+from providers.base import ChatReply, ProviderError
+
+EMPTY = "empty"
+TRUNCATED = "truncated"
+GENERIC_FAILURE = "generic_failure"
+REPEAT = "repeat"
+REPETITION_LOOP = "repetition_loop"
+PROVIDER_ERROR = "provider_error"
+STOP_ERROR_KIND = "stop_error"  # a reply the adapter marked with stop_reason="error"
+
+# A generic failure reply is short; longer texts are treated as attempts to help.
+_GENERIC_MAX_CHARS = 320
+
+_WHAT_EN = r"(?: (?:that|this|it|your|the)(?: request| question| conversation| one| topic)?)?"
+# Whole sentences (normalized: lowercase, no accents, no punctuation) that say nothing but
+# "I failed". A reply is generic when every sentence is a failure or a filler sentence.
+_FAILURE = [
+    r"(?:(?:i m|im|i am) (?:so |very |really )?sorry|sorry|i apologi[sz]e|apologies)"
+    r"(?: but)?(?: i)? (?:can ?t|cannot|can not|am unable to|m unable to|am not able to"
+    r"|won ?t be able to|m not able to|could not|couldn ?t) (?:help|assist|do that|answer"
+    r"|respond|summari[sz]e)(?: you)?(?: with)?" + _WHAT_EN,
+    r"i (?:can ?t|cannot|can not|am unable to|m unable to|am not able to|m not able to)"
+    r" (?:help|assist|do that|answer|respond|summari[sz]e)(?: you)?(?: with)?" + _WHAT_EN,
+    r"(?:oops )?something went wrong(?: on my end| here)?",
+    r"(?:an? )?(?:unexpected |internal |unknown )?error (?:has )?occurred"
+    r"(?: while (?:processing|generating) (?:your|the) (?:request|response))?",
+    r"(?:unable to|failed to|could not|couldn t) (?:generate|process|complete) (?:a |the |your )?"
+    r"(?:response|request|reply|answer)",
+    r"as an ai(?: language model| assistant| model)?(?: i (?:can ?t|cannot|don ?t|do not|am"
+    r" unable to|am not able to)\b.{0,80})?",
+    r"(?:(?:lo siento|lo lamento|disculpa|disculpe|perdon|perdona|perdone)(?: mucho)? )?"
+    r"(?:pero )?no (?:puedo|podre|me es posible|es posible|soy capaz de) (?:ayudarte|ayudarle"
+    r"|ayudar|asistirte|asistirle|responder(?:te|le)?|hacer eso|resumir)(?: con| a)?"
+    r"(?: (?:eso|esto|esa solicitud|tu solicitud|su solicitud|tu pregunta|su pregunta"
+    r"|esta conversacion))?",
+    r"(?:ups )?(?:(?:ha|han) )?(?:ocurrido|ocurrio|hubo|se (?:ha )?produjo|se ha producido"
+    r"|surgio) un (?:error|problema)(?: inesperado| interno| desconocido)?"
+    r"(?: al (?:procesar|generar) (?:tu|su|la) (?:solicitud|respuesta|mensaje))?",
+    r"(?:ups )?algo (?:salio|ha salido) mal",
+    r"no (?:pude|he podido|se pudo) (?:generar|procesar|completar) (?:una |la |tu |su )?"
+    r"(?:respuesta|solicitud)",
+    r"como (?:un |una )?(?:modelo de lenguaje|ia|inteligencia artificial|asistente de ia)"
+    r"(?: de ia)?(?: no (?:puedo|tengo|soy)\b.{0,80})?",
+]
+_FILLER = [
+    r"(?:(?:i m|i am) )?(?:so |very |really |terribly )?sorry(?: about that)?",
+    r"(?:i (?:do )?apologi[sz]e|(?:my )?apologies)",
+    r"(?:lo siento|lo lamento|disculpa|disculpe|(?:mis )?disculpas|perdon|perdona|perdone)"
+    r"(?: mucho)?",
+    r"(?:please|por favor|oops|ups|vaya|uh oh|hmm)",
+    r"(?:please )?(?:try again|retry)(?: later| in a (?:moment|few minutes))?(?: please)?",
+    r"(?:is there )?anything else (?:i can (?:help you with|do for you|help with)|you need)",
+    r"(?:please )?(?:contact|reach out to) (?:support|the administrator)",
+    r"(?:por favor )?(?:intentalo|intentelo|intenta|intente|vuelve a intentarlo"
+    r"|vuelva a intentarlo|prueba|pruebe)(?: de nuevo| otra vez| nuevamente)?(?: mas tarde"
+    r"| en unos (?:minutos|momentos))?(?: por favor)?",
+    r"(?:hay )?algo mas en (?:lo )?(?:que|lo que) (?:pueda|puedo) (?:ayudarte|ayudarle|ayudar)",
+    r"(?:por favor )?(?:contacta|contacte) (?:con )?(?:soporte|el administrador)",
+]
+_FAILURE_RE = re.compile(
+    r"(?:but |pero |however |sin embargo )?(?:" + "|".join(f"(?:{p})" for p in _FAILURE) + ")"
+)
+_FILLER_RE = re.compile("|".join(f"(?:{p})" for p in _FILLER))
+_SENTENCE_SPLIT = re.compile(r"[.,!?¡¿;:\n]+")
+# Also checked without splitting at commas: "As an AI model, I cannot …" is one thought.
+_CLAUSE_SPLIT = re.compile(r"[.!?¡¿;:\n]+")
+_NON_WORD = re.compile(r"[^a-z0-9 ]+")
+
+# Repetition loops: a run of the same n-gram repeated at least this many times in a row.
+_LOOP_MIN_REPEATS = {1: 12, 2: 8, 3: 8}
+_LOOP_DEFAULT_REPEATS = 5
+_LOOP_MAX_NGRAM = 12
+# Or: one sentence of 4+ words occurring 4+ times, its copies covering 40 % of the text.
+_LOOP_SENTENCE_COUNT = 4
+_LOOP_SENTENCE_MIN_WORDS = 4
+_LOOP_SENTENCE_SHARE = 0.4
+
+
+def classify(
+    reply: ChatReply | None,
+    *,
+    error: ProviderError | None = None,
+    previous_reply: str | None = None,
+) -> str | None:
+    """Return the noise reason for this reply, or None when it is signal."""
+    if error is not None:
+        return f"{PROVIDER_ERROR}:{error.kind}"
+    if reply is None or not reply.text.strip():
+        return EMPTY
+    if reply.stop_reason == "max_tokens":
+        return TRUNCATED
+    if reply.stop_reason == "error":
+        return f"{PROVIDER_ERROR}:{STOP_ERROR_KIND}"
+    return text_noise(reply.text, previous_reply=previous_reply)
+
+
+def text_noise(text: str, *, previous_reply: str | None = None) -> str | None:
+    """The text-only rules (empty, generic failure, repeat, loop); shared with the guard."""
+    if not text.strip():
+        return EMPTY
+    if is_generic_failure(text):
+        return GENERIC_FAILURE
+    if previous_reply is not None and _squash(text) == _squash(previous_reply):
+        return REPEAT
+    if is_repetition_loop(text):
+        return REPETITION_LOOP
+    return None
+
+
+def is_generic_failure(text: str) -> bool:
+    """True when the whole text is a short apology/failure with nothing helpful in it."""
+    if len(text) > _GENERIC_MAX_CHARS:
+        return False
+    return any(_all_failure(splitter.split(text)) for splitter in (_SENTENCE_SPLIT, _CLAUSE_SPLIT))
+
+
+def _all_failure(parts: list[str]) -> bool:
+    sentences = [s for s in (_normalize(p) for p in parts) if s]
+    if not any(_FAILURE_RE.fullmatch(s) for s in sentences):
+        return False
+    return all(_FAILURE_RE.fullmatch(s) or _FILLER_RE.fullmatch(s) for s in sentences)
+
+
+def is_repetition_loop(text: str) -> bool:
+    """True for degenerate output: an n-gram, line or sentence repeated over and over."""
+    words = _normalize(text).split()
+    return _has_ngram_run(words) or _has_repeated_sentence(text)
+
+
+def _has_ngram_run(words: list[str]) -> bool:
+    for n in range(1, _LOOP_MAX_NGRAM + 1):
+        needed = _LOOP_MIN_REPEATS.get(n, _LOOP_DEFAULT_REPEATS)
+        run = 0
+        for i in range(len(words) - n):
+            run = run + 1 if words[i] == words[i + n] else 0
+            # `run` equal positions n apart means run // n + 1 copies of the n-gram.
+            if run // n + 1 >= needed:
+                return True
+    return False
+
+
+def _has_repeated_sentence(text: str) -> bool:
+    sentences = [_normalize(s) for s in _SENTENCE_SPLIT.split(text)]
+    long_ones = [s for s in sentences if len(s.split()) >= _LOOP_SENTENCE_MIN_WORDS]
+    if not long_ones:
+        return False
+    counts = Counter(long_ones)
+    sentence, count = counts.most_common(1)[0]
+    total = sum(len(s) for s in sentences if s) or 1
+    return count >= _LOOP_SENTENCE_COUNT and len(sentence) * count / total >= _LOOP_SENTENCE_SHARE
+
+
+def _normalize(text: str) -> str:
+    """Lowercase, strip accents and punctuation, collapse spaces ("I’m" -> "i m")."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    ascii_only = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return " ".join(_NON_WORD.sub(" ", ascii_only).split())
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.casefold().split())
