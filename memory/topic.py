@@ -1,0 +1,52 @@
+"""Topic detection: continue the episode or reset it (seed 002's four signals, plus idle).
+
+`decide` is the one entry point the handler calls, before the request is assembled:
+- `off`: always continue;
+- `heuristic`: offline, from the words of the message, window and summary;
+- `llm`: the summary model's JSON verdict (malformed output or a provider error continues);
+  without a model it falls back to the heuristic and says so in the signals.
+Empty episodes never reset; idle silence resets in every mode but `off`, before any call.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from providers.base import ChatModel
+
+from .topic_context import TopicContext, base_signals
+from .topic_heuristic import DEFAULT_TUNING, Tuning, detect_heuristic
+from .topic_llm import PROMPT_VERSION, detect_llm, load_prompt, parse_llm_verdict
+from .types import TopicDecision
+
+TopicMode = Literal["llm", "heuristic", "off"]
+
+__all__ = [
+    "DEFAULT_TUNING",
+    "PROMPT_VERSION",
+    "TopicContext",
+    "TopicMode",
+    "Tuning",
+    "decide",
+    "detect_heuristic",
+    "detect_llm",
+    "load_prompt",
+    "parse_llm_verdict",
+]
+
+
+async def decide(mode: TopicMode, ctx: TopicContext, model: ChatModel | None) -> TopicDecision:
+    """The topic decision for one incoming message, with `signals['mode']` recorded."""
+    if mode == "off":
+        return TopicDecision("continue", "off", base_signals(ctx) | {"mode": "off"})
+    if mode == "llm" and model is not None:
+        decision = await detect_llm(model, ctx)
+        return _with(decision, {"mode": "llm"})
+    extra: dict[str, object] = {"mode": "heuristic"}
+    if mode == "llm":
+        extra["llm_unavailable"] = True
+    return _with(detect_heuristic(ctx), extra)
+
+
+def _with(decision: TopicDecision, extra: dict[str, object]) -> TopicDecision:
+    return TopicDecision(decision.action, decision.reason, decision.signals | extra)
