@@ -6,14 +6,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-import httpx
+import httpx2
 import structlog
 
 from config.settings import Settings
 from memory.engine import EngineConfig, MemoryEngine
+from memory.extractive import ExtractiveSummarizer
 from memory.foldin import FoldService
 from memory.sqlite import SQLiteStore
-from memory.summarizer import ExtractiveSummarizer, ModelSummarizer, Summarizer
+from memory.summarizer import ModelSummarizer, Summarizer
 from memory.tokens import Tokenizer, default_tokenizer
 from memory.topic import TopicContext, decide
 from memory.types import TopicDecision, TurnState
@@ -38,14 +39,15 @@ def credentials(settings: Settings) -> ProviderCredentials:
 
 
 def build_models(
-    settings: Settings, http_client: httpx.AsyncClient | None = None
+    settings: Settings, http_client: httpx2.AsyncClient | None = None
 ) -> tuple[ChatModel, ChatModel]:
     """The chat model and the summary model; a missing key raises naming its variable."""
     creds = credentials(settings)
     deadline = settings.reply_deadline_seconds
     chat = build_chat_model(settings.chat_spec, creds, http_client=http_client, deadline=deadline)
-    summary = build_chat_model(settings.summary_spec, creds, http_client=http_client,
-                               deadline=max(deadline, 60.0))
+    summary = build_chat_model(
+        settings.summary_spec, creds, http_client=http_client, deadline=max(deadline, 60.0)
+    )
     return chat, summary
 
 
@@ -61,9 +63,12 @@ def make_topic_check(settings: Settings, summary_model: ChatModel):  # type: ign
 
     async def check(state: TurnState, message: str, now: datetime) -> TopicDecision:
         ctx = TopicContext(
-            message=message, window=state.window,
-            summary=state.summary.text if state.summary else "", now=now,
-            last_activity=state.last_activity, idle_reset_hours=settings.idle_reset_hours,
+            message=message,
+            window=state.window,
+            summary=state.summary.text if state.summary else "",
+            now=now,
+            last_activity=state.last_activity,
+            idle_reset_hours=settings.idle_reset_hours,
             summary_rounds=state.summary.round if state.summary else 0,
             language=settings.language,
         )
@@ -99,18 +104,31 @@ class App:
         store = await SQLiteStore.open(db if db is not None else settings.db)
         tokenizer = default_tokenizer()
         folds = FoldService(
-            store, make_summarizer(settings, summary_model), tokenizer,
-            window=settings.window_exchanges, fold_batch=settings.fold_batch,
-            summary_tokens=settings.summary_tokens, language=settings.language,
-        )
-        config = EngineConfig(
-            system_prompt=settings.resolved_system_prompt(), window=settings.window_exchanges,
-            fold_batch=settings.fold_batch, context_tokens=settings.context_tokens,
-            reply_tokens=settings.reply_tokens, summary_tokens=settings.summary_tokens,
+            store,
+            make_summarizer(settings, summary_model),
+            tokenizer,
+            window=settings.window_exchanges,
+            fold_batch=settings.fold_batch,
+            summary_tokens=settings.summary_tokens,
             language=settings.language,
         )
-        engine = MemoryEngine(store, chat_model, folds, tokenizer, config,
-                              topic=make_topic_check(settings, summary_model))
+        config = EngineConfig(
+            system_prompt=settings.resolved_system_prompt(),
+            window=settings.window_exchanges,
+            fold_batch=settings.fold_batch,
+            context_tokens=settings.context_tokens,
+            reply_tokens=settings.reply_tokens,
+            summary_tokens=settings.summary_tokens,
+            language=settings.language,
+        )
+        engine = MemoryEngine(
+            store,
+            chat_model,
+            folds,
+            tokenizer,
+            config,
+            topic=make_topic_check(settings, summary_model),
+        )
         handler = ConversationHandler(settings, store, engine)
         return cls(settings, store, chat_model, summary_model, tokenizer, folds, engine, handler)
 

@@ -30,13 +30,19 @@ def _line(ok: bool, what: str, detail: str) -> bool:
 async def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
     from providers.probe import probe
 
-    good = _line(True, "settings", f"language={settings.language} window="
-                 f"{settings.window_exchanges} fold_batch={settings.fold_batch}"
-                 f" budget={settings.context_tokens}")
+    good = _line(
+        True,
+        "settings",
+        f"language={settings.language} window="
+        f"{settings.window_exchanges} fold_batch={settings.fold_batch}"
+        f" budget={settings.context_tokens}",
+    )
     try:
         store = await SQLiteStore.open(settings.db)
         migrations = await store.applied_migrations()
-        good &= _line(await store.ping(), "database", f"{settings.db} ({len(migrations)} migrations)")
+        good &= _line(
+            await store.ping(), "database", f"{settings.db} ({len(migrations)} migrations)"
+        )
         await store.close()
     except Exception as exc:
         good = _line(False, "database", f"{settings.db}: {exc}")
@@ -46,8 +52,14 @@ async def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
         return 1 if not _line(False, "models", str(exc)) else 0
     _line(True, "chat model", settings.chat_model)
     _line(True, "summary model", settings.summary_model)
-    channels = [name for name, on in (("telegram", settings.telegram_enabled),
-                                       ("whatsapp", settings.whatsapp_enabled)) if on]
+    channels = [
+        name
+        for name, on in (
+            ("telegram", settings.telegram_enabled),
+            ("whatsapp", settings.whatsapp_enabled),
+        )
+        if on
+    ]
     _line(True, "channels", ", ".join(channels) or "console only")
     if args.live:
         for label, model in (("chat live", chat), ("summary live", summary)):
@@ -75,6 +87,8 @@ async def cmd_resummarize(args: argparse.Namespace, settings: Settings) -> int:
     if version is None:
         print(f"{args.key}: nothing to summarize (or the summary model failed; see the log)")
         return 1
-    print(f"{args.key}: summary v{version.version}, checkpoint #{version.checkpoint},"
-          f" prompt {version.prompt_version}, model {version.model}")
+    print(
+        f"{args.key}: summary v{version.version}, checkpoint #{version.checkpoint},"
+        f" prompt {version.prompt_version}, model {version.model}"
+    )
     return 0

@@ -93,6 +93,11 @@ async def _debug(h: ConversationHandler, entry: InboxEntry, arg: str) -> list[st
 
 
 _COMMANDS: dict[str, Command] = {
-    "start": _start, "help": _help, "reset": _reset, "undo": _undo, "forget": _forget,
-    "summary": _summary, "debug": _debug,
+    "start": _start,
+    "help": _help,
+    "reset": _reset,
+    "undo": _undo,
+    "forget": _forget,
+    "summary": _summary,
+    "debug": _debug,
 }

@@ -31,7 +31,9 @@ class ConsoleOutbox:
         yield
 
 
-def _reader(loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[str | None], src: TextIO) -> None:
+def _reader(
+    loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[str | None], src: TextIO
+) -> None:
     """Blocking reads on a daemon thread, so Ctrl-C never waits for a line."""
     for line in src:
         loop.call_soon_threadsafe(queue.put_nowait, line)
@@ -39,7 +41,11 @@ def _reader(loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[str | None], s
 
 
 async def run_console(
-    app: App, session: str, *, debug: bool = False, src: TextIO | None = None,
+    app: App,
+    session: str,
+    *,
+    debug: bool = False,
+    src: TextIO | None = None,
     out: TextIO | None = None,
 ) -> int:
     """Read lines until end of input or /quit; each line is one message. Exit status 0."""
@@ -53,8 +59,9 @@ async def run_console(
     await app.handler.recover()
     await app.handler.drain()
     queue: asyncio.Queue[str | None] = asyncio.Queue()
-    threading.Thread(target=_reader, args=(asyncio.get_running_loop(), queue, src),
-                     daemon=True).start()
+    threading.Thread(
+        target=_reader, args=(asyncio.get_running_loop(), queue, src), daemon=True
+    ).start()
     interactive = src.isatty()
     while True:
         if interactive:

@@ -38,8 +38,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "acortarlo o dividirlo?",
         "error_rate_limited": "Estoy recibiendo muchas consultas ahora mismo. Inténtalo de "
         "nuevo en un momento.",
-        "error_overloaded": "El servicio de IA está saturado. Inténtalo de nuevo en unos "
-        "minutos.",
+        "error_overloaded": "El servicio de IA está saturado. Inténtalo de nuevo en unos minutos.",
         "error_timeout": "La respuesta está tardando demasiado. Inténtalo de nuevo, por favor.",
         "error_quota_exhausted": "El servicio de IA no está disponible ahora (cuota agotada). "
         "Ya avisamos al equipo.",
@@ -58,8 +57,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "/undo — undo the last reset\n/summary — what I remember now\n"
         "/forget — erase all your data\n/help — this help",
         "help_operator": "\n/debug on|off — debug mode (operators only)",
-        "reset": "Done, we start over. If that was a mistake, /undo brings the conversation "
-        "back.",
+        "reset": "Done, we start over. If that was a mistake, /undo brings the conversation back.",
         "auto_reset": "(This looks like a new subject, so I started a fresh conversation. If "
         "not, send /undo to bring the previous one back.)",
         "undo_ok": "I brought the previous conversation back.",

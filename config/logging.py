@@ -16,11 +16,27 @@ import structlog
 
 # Fields that may carry message bodies or secrets: dropped unless the level is debug.
 SENSITIVE_KEYS = frozenset(
-    {"text", "content", "body", "reply", "message", "prompt", "summary", "token", "secret",
-     "api_key", "authorization", "payload"}
+    {
+        "text",
+        "content",
+        "body",
+        "reply",
+        "message",
+        "prompt",
+        "summary",
+        "token",
+        "secret",
+        "api_key",
+        "authorization",
+        "payload",
+    }
 )
-_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
-           "error": logging.ERROR}
+_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+}
 
 
 def redact(_: Any, method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
@@ -52,8 +68,9 @@ def configure_logging(fmt: str = "console", level: str = "info") -> None:
         cache_logger_on_first_use=False,
     )
     # Libraries (httpx, telegram, uvicorn) log through the stdlib: keep them quiet and on stderr.
-    logging.basicConfig(level=max(_LEVELS.get(level, logging.INFO), logging.WARNING),
-                        stream=sys.stderr, force=True)
+    logging.basicConfig(
+        level=max(_LEVELS.get(level, logging.INFO), logging.WARNING), stream=sys.stderr, force=True
+    )
 
 
 def _identity(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:

@@ -14,8 +14,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
-from pydantic import model_validator
+from pydantic import (
+    AliasChoices,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     NoDecode,
@@ -118,7 +124,9 @@ class Settings(BaseSettings):
         for user in users:
             channel, _, ident = user.partition(":")
             if channel not in CHANNELS or not ident:
-                raise ValueError(f"entry {user!r} is not channel:user_id (channel one of {CHANNELS})")
+                raise ValueError(
+                    f"entry {user!r} is not channel:user_id (channel one of {CHANNELS})"
+                )
         return users
 
     @field_validator("telegram_webhook_secret")

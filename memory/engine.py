@@ -15,7 +15,7 @@ from providers.base import ChatModel, ChatReply, ChatRequest, ContextTooLong, Pr
 
 from . import noise
 from .foldin import FoldService
-from .policy import Assembly, FoldFirst, TooLarge, assemble, needs_fold, plan_request
+from .policy import Assembly, FoldFirst, TooLarge, assemble, plan_request
 from .store import ConversationStore, NewExchange
 from .tokens import Tokenizer
 from .types import Exchange, TopicDecision, TurnState
@@ -262,6 +262,6 @@ class MemoryEngine:
         )
         for observe in self.observers:
             observe(prepared, outcome, exchange)
-        if needs_fold(range(pending_after), self.config.fold_batch):
+        if pending_after >= self.config.fold_batch:
             self.folds.request(prepared.key)
         return exchange

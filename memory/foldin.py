@@ -9,8 +9,8 @@ stale fold changes nothing, and a fold racing a reset or a forget writes nothing
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import structlog

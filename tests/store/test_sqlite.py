@@ -40,7 +40,8 @@ async def test_window_query_uses_index(tmp_path: Path) -> None:
     await store.close()
     async with aiosqlite.connect(tmp_path / "i.db") as db:
         for sql in (
-            "SELECT id FROM exchanges WHERE episode_id = 1 AND signal = 1 ORDER BY id DESC LIMIT 6",
+            "SELECT id FROM exchanges WHERE episode_id = 1 AND signal = 1"
+            " ORDER BY id DESC LIMIT 6",
             "SELECT id FROM exchanges WHERE episode_id = 1 AND signal = 1 AND id > 3 AND id < 9"
             " ORDER BY id",
         ):

@@ -19,17 +19,25 @@ async def add(store: SQLiteStore, key: str, n: int, *, noise_every: int = 0) -> 
     ids = []
     for i in range(n):
         is_noise = bool(noise_every) and i % noise_every == noise_every - 1
-        ex = await store.record_exchange(NewExchange(
-            state.session_id, state.episode.id, f"{key} user {i}", f"{key} reply {i}",
-            not is_noise, "empty" if is_noise else None, T0 + timedelta(minutes=i),
-        ))
+        ex = await store.record_exchange(
+            NewExchange(
+                state.session_id,
+                state.episode.id,
+                f"{key} user {i}",
+                f"{key} reply {i}",
+                not is_noise,
+                "empty" if is_noise else None,
+                T0 + timedelta(minutes=i),
+            )
+        )
         ids.append(ex.id)
     return ids
 
 
 def summary(episode_id: int, base: int, checkpoint: int, text: str = "s") -> NewSummary:
-    return NewSummary(episode_id, base, text, checkpoint, "fold-v1", "offline", 1, checkpoint,
-                      10, 5, T0)
+    return NewSummary(
+        episode_id, base, text, checkpoint, "fold-v1", "offline", 1, checkpoint, 10, 5, T0
+    )
 
 
 async def test_inbox_dedupes_by_external_id_per_key(store: SQLiteStore) -> None:
@@ -37,7 +45,8 @@ async def test_inbox_dedupes_by_external_id_per_key(store: SQLiteStore) -> None:
     first = await store.inbox_add("telegram:1", "u-1", "telegram:9", "text", "hola", T0)
     again = await store.inbox_add("telegram:1", "u-1", "telegram:9", "text", "hola", T0)
     other = await store.inbox_add("whatsapp:1", "u-1", "whatsapp:1", "text", "hola", T0)
-    assert first is not None and other is not None
+    assert first is not None
+    assert other is not None
     assert again is None
 
 
@@ -45,7 +54,8 @@ async def test_inbox_unfinished_until_done(store: SQLiteStore) -> None:
     """Pending and answered entries are unfinished; done ones are not; replies survive."""
     a = await store.inbox_add("console:a", "1", "console:a", "text", "x", T0)
     b = await store.inbox_add("console:a", "2", "console:a", "text", "y", T0)
-    assert a and b
+    assert a
+    assert b
     await store.inbox_mark(a.id, "answered", ["reply a"], at=T0)
     await store.inbox_mark(b.id, "done", at=T0)
     unfinished = await store.inbox_unfinished()
@@ -69,10 +79,12 @@ async def test_window_is_last_n_signal_and_pending_after_checkpoint(store: SQLit
     assert [e.id for e in state.window] == signal[-3:]
     assert [e.id for e in state.pending] == signal[:-3]
     written = await store.write_summary(summary(state.episode.id, 0, signal[1]))
-    assert written is not None and written.version == 1
+    assert written is not None
+    assert written.version == 1
     state = await store.turn_state("console:w", 3, T0)
     assert [e.id for e in state.pending] == signal[2:-3]
-    assert state.summary is not None and state.summary.checkpoint == signal[1]
+    assert state.summary is not None
+    assert state.summary.checkpoint == signal[1]
 
 
 async def test_window_size_change_applies_at_once(store: SQLiteStore) -> None:
@@ -94,17 +106,23 @@ async def test_write_summary_is_atomic_and_idempotent(store: SQLiteStore) -> Non
     assert await store.write_summary(summary(ep, 0, ids[2], "dup")) is None
     assert await store.write_summary(summary(ep, 1, ids[0], "back")) is None
     v2 = await store.write_summary(summary(ep, 1, ids[3], "v2"))
-    assert v2 is not None and v2.version == 2 and v2.round == 2
+    assert v2 is not None
+    assert v2.version == 2
+    assert v2.round == 2
     assert [s.text for s in await store.summaries(ep)] == ["v1", "v2"]
 
 
 async def test_failed_transaction_rolls_back(store: SQLiteStore) -> None:
     """An exception inside a transaction leaves no partial write."""
     await add(store, "console:r", 1)
-    with pytest.raises(RuntimeError):
+
+    async def failing_delete() -> None:
         async with store.transaction() as db:
             await db.execute("DELETE FROM exchanges")
             raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        await failing_delete()
     assert len(await store.all_exchanges("console:r")) == 1
 
 
@@ -135,11 +153,14 @@ async def test_reset_hides_previous_episode(store: SQLiteStore) -> None:
     state = await store.turn_state("console:e", 3, T0)
     await store.start_episode(state.session_id, "manual", None, T0)
     fresh = await store.turn_state("console:e", 3, T0)
-    assert fresh.window == () and fresh.pending == () and fresh.summary is None
+    assert fresh.window == ()
+    assert fresh.pending == ()
+    assert fresh.summary is None
     assert fresh.episode.id != state.episode.id
     assert len(await store.all_exchanges("console:e")) == 4
     episodes = await store.episodes("console:e")
-    assert episodes[0].closed_at is not None and episodes[1].opened_by == "manual"
+    assert episodes[0].closed_at is not None
+    assert episodes[1].opened_by == "manual"
 
 
 async def test_undo_restores_previous_episode(store: SQLiteStore) -> None:
@@ -149,7 +170,8 @@ async def test_undo_restores_previous_episode(store: SQLiteStore) -> None:
     await store.start_episode(state.session_id, "auto:intent_changed", {"x": 1}, T0)
     later = await add(store, "console:u", 1)
     reopened = await store.undo_reset(state.session_id, T0, within_s=60)
-    assert reopened is not None and reopened.id == state.episode.id
+    assert reopened is not None
+    assert reopened.id == state.episode.id
     back = await store.turn_state("console:u", 5, T0)
     assert [e.id for e in back.window] == [*ids, *later]
     assert await store.undo_reset(state.session_id, T0, within_s=60) is None
@@ -191,13 +213,22 @@ async def test_keys_never_mix(store: SQLiteStore) -> None:
 async def test_topic_decision_stored_with_the_turn(store: SQLiteStore) -> None:
     """The topic decision and its signals are stored with the exchange."""
     state = await store.turn_state("console:t", 1, T0)
-    await store.record_exchange(NewExchange(
-        state.session_id, state.episode.id, "u", "r", True, None, T0,
-        topic=TopicDecision("continue", "same_case", {"overlap": 0.5}),
-    ))
+    await store.record_exchange(
+        NewExchange(
+            state.session_id,
+            state.episode.id,
+            "u",
+            "r",
+            True,
+            None,
+            T0,
+            topic=TopicDecision("continue", "same_case", {"overlap": 0.5}),
+        )
+    )
     exported = await store.export("console:t")
     rows = exported["exchanges"]
-    assert isinstance(rows, list) and '"overlap": 0.5' in rows[0]["topic"]
+    assert isinstance(rows, list)
+    assert '"overlap": 0.5' in rows[0]["topic"]
 
 
 async def test_sessions_listing_counts(store: SQLiteStore) -> None:

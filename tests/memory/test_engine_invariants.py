@@ -1,0 +1,186 @@
+"""Invariants 1-4 of DESIGN.md, checked at every chat-model call over random histories."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import replace
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memory.engine import EngineConfig, MemoryEngine
+from memory.foldin import FoldService
+from memory.policy import Assembly
+from memory.sqlite import SQLiteStore
+from providers.base import ChatRequest, ProviderUnavailable
+from tests.fakes import FakeSummarizer, ScriptedChatModel
+
+KEY = "console:prop"
+BUDGET = 220
+
+
+class WordTokenizer:
+    """Additive and fast: one token per whitespace-separated word."""
+
+    name = "words"
+
+    def count(self, text: str) -> int:
+        return len(text.split())
+
+
+message = st.tuples(
+    st.just("msg"),
+    st.integers(min_value=1, max_value=40),  # words in the user message
+    st.sampled_from(["signal", "signal", "signal", "empty", "error", "truncated", "loop"]),
+)
+operation = st.one_of(
+    message,
+    st.tuples(st.just("fold"), st.booleans()),  # True: the fold fails
+    st.tuples(st.just("window"), st.integers(min_value=1, max_value=6)),
+    st.tuples(st.just("slow"), st.just(0)),
+)
+
+
+async def _check_request(store: SQLiteStore, request: ChatRequest, budget: int) -> None:
+    state = await store.peek_state(KEY, 1)
+    assert state is not None
+    text = request.system + "\n".join(m.content for m in request.messages)
+    version = re.search(r'<memory version="(\d+)">', request.system)
+    checkpoint = 0
+    if version:
+        versions = await store.summaries(state.episode.id)
+        checkpoint = next(s.checkpoint for s in versions if s.version == int(version.group(1)))
+    for ex in await store.all_exchanges(KEY):
+        if ex.episode_id != state.episode.id:
+            continue
+        if not ex.signal:  # invariant 3: noise is never sent
+            assert ex.reply_text == "" or ex.reply_text not in text
+            continue
+        # invariant 1: covered by the summary in this request, or sent verbatim
+        assert ex.id <= checkpoint or (ex.user_text in text and ex.reply_text in text), ex.id
+    words = WordTokenizer()
+    total = words.count(request.system) + sum(words.count(m.content) + 4 for m in request.messages)
+    assert total <= budget  # invariant 2
+
+
+async def _run(ops: list[tuple[str, object, ...]]) -> None:  # type: ignore[misc]
+    store = await SQLiteStore.open(":memory:")
+    summarizer = FakeSummarizer()
+    tok = WordTokenizer()
+    folds = FoldService(
+        store, summarizer, tok, window=3, fold_batch=2, summary_tokens=60, language="es"
+    )
+    model = ScriptedChatModel()
+    model.on_call = lambda req: _check_request(store, req, BUDGET)
+    engine = MemoryEngine(
+        store,
+        model,
+        folds,
+        tok,
+        EngineConfig(
+            "Eres un asistente.",
+            window=3,
+            fold_batch=2,
+            context_tokens=BUDGET,
+            reply_tokens=50,
+            summary_tokens=60,
+        ),
+    )
+    n = 0
+    try:
+        for op in ops:
+            kind = op[0]
+            if kind == "msg":
+                n += 1
+                await _turn(engine, model, n, int(op[1]), str(op[2]))  # type: ignore[call-overload]
+            elif kind == "fold":
+                summarizer.fail = bool(op[1])
+                before = await _versions(store)
+                await folds.fold(KEY)
+                if summarizer.fail:  # invariant 4: a failed fold changes nothing
+                    assert await _versions(store) == before
+                summarizer.fail = False
+            elif kind == "window":
+                engine.config = replace(engine.config, window=int(op[1]))  # type: ignore[call-overload]
+                folds.window = engine.config.window
+            else:
+                gate = summarizer.gate = asyncio.Event()
+                folds.request(KEY)
+                # A slow fold: it finishes later on its own (a sync fold may wait for it).
+                asyncio.get_running_loop().call_later(0.02, gate.set)
+                n += 1
+                await _turn(engine, model, n, 3, "signal")
+                await folds.drain()
+                summarizer.gate = None
+        await folds.drain()
+        for _, exchanges in summarizer.calls:  # invariant 3: noise is never folded
+            assert all(ex.signal for ex in exchanges)
+            assert not any("NOISE" in ex.reply_text for ex in exchanges)
+    finally:
+        await folds.aclose()
+        await store.close()
+
+
+async def _versions(store: SQLiteStore) -> list[tuple[int, int, str]]:
+    state = await store.peek_state(KEY, 1)
+    if state is None:
+        return []
+    return [(s.version, s.checkpoint, s.text) for s in await store.summaries(state.episode.id)]
+
+
+async def _turn(
+    engine: MemoryEngine, model: ScriptedChatModel, n: int, words: int, kind: str
+) -> None:
+    user = f"u{n} " + " ".join(f"w{n}x{i}" for i in range(words))
+    reply = {
+        "signal": f"r{n} respuesta útil número {n}",
+        "empty": "   ",
+        "truncated": f"r{n} NOISE cortada",
+        "loop": " ".join([f"NOISE{n} bucle"] * 30),
+    }.get(kind)
+    model.script.append(ProviderUnavailable("down") if kind == "error" else str(reply))
+    model.stop_reason = "max_tokens" if kind == "truncated" else "end"
+    prepared = await engine.prepare(KEY, user)
+    if not isinstance(prepared.plan, Assembly):
+        model.script.pop()
+        return
+    outcome = await engine.call(prepared)
+    await engine.record(prepared, outcome, shown=("x",))
+    if kind != "signal":
+        assert not outcome.signal
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(operation, min_size=1, max_size=30))
+def test_invariants_hold_over_random_histories(ops: list[tuple[str, object, ...]]) -> None:  # type: ignore[misc]
+    """Nothing lost, bounded context, noise never sent or folded, failed folds change nothing."""
+    asyncio.run(_run(ops))
+
+
+async def test_slow_fold_does_not_delay_the_reply() -> None:
+    """While a fold is blocked, replies keep coming and pending goes to the model verbatim."""
+    store = await SQLiteStore.open(":memory:")
+    summarizer = FakeSummarizer(gate=asyncio.Event())
+    tok = WordTokenizer()
+    folds = FoldService(
+        store, summarizer, tok, window=2, fold_batch=2, summary_tokens=60, language="es"
+    )
+    model = ScriptedChatModel()
+    engine = MemoryEngine(store, model, folds, tok, EngineConfig("S", window=2, fold_batch=2))
+    try:
+        for n in range(1, 8):
+            prepared = await engine.prepare(KEY, f"u{n} hola")
+            outcome = await asyncio.wait_for(engine.call(prepared), timeout=1)
+            await engine.record(prepared, outcome, shown=("x",))
+        assert summarizer.calls, "a fold was started in the background"
+        assert (await _versions(store)) == []  # still blocked
+        sent = " ".join(m.content for m in model.requests[-1].messages)
+        for n in range(1, 7):
+            assert f"u{n} hola" in sent  # every earlier exchange still reaches the model
+        summarizer.gate.set()  # type: ignore[union-attr]
+        await folds.drain()
+        assert (await _versions(store)) != []
+    finally:
+        await folds.aclose()
+        await store.close()
