@@ -64,11 +64,22 @@ class ConversationHandler:
             return self.serial.submit(inbound.key, lambda: self._refuse(inbound))
         state = await self.store.peek_state(inbound.key, 1)
         if state is not None and state.debug and not commands.is_command(inbound.text):
-            entry = InboxEntry(0, inbound.key, inbound.external_id, inbound.user, inbound.kind,
-                               inbound.text, inbound.ts)  # a dry run writes nothing
+            entry = InboxEntry(
+                0,
+                inbound.key,
+                inbound.external_id,
+                inbound.user,
+                inbound.kind,
+                inbound.text,
+                inbound.ts,
+            )  # a dry run writes nothing
             return self.serial.submit(inbound.key, lambda: self._process(entry, dry_run=True))
         added = await self.store.inbox_add(
-            inbound.key, inbound.external_id, inbound.user, inbound.kind, inbound.text,
+            inbound.key,
+            inbound.external_id,
+            inbound.user,
+            inbound.kind,
+            inbound.text,
             inbound.ts,
         )
         if added is None:
@@ -81,9 +92,17 @@ class ConversationHandler:
         future = await self.submit(inbound)
         return await future if future is not None else []
 
-    async def recover(self) -> int:
-        """Queue every inbox entry a previous run left unfinished; returns how many."""
-        entries = await self.store.inbox_unfinished()
+    async def recover(self, channel: str | None = None) -> int:
+        """Queue every inbox entry a previous run left unfinished; returns how many.
+
+        A channel passes its own name, so it never queues (and delivers nowhere) another
+        channel's entries before that channel has registered its outbox.
+        """
+        entries = [
+            entry
+            for entry in await self.store.inbox_unfinished()
+            if channel is None or entry.key.split(":", 1)[0] == channel
+        ]
         for entry in entries:
             self.serial.submit(entry.key, lambda e=entry: self._process(e))  # type: ignore[misc]
         if entries:
@@ -141,8 +160,13 @@ class ConversationHandler:
         notice = [t(self.language, "auto_reset")] if prepared.decision.reset else []
         outcome = await self.engine.call(prepared)
         shown = (*notice, self._shown(outcome))
-        await self.engine.record(prepared, outcome, shown=shown, inbox_id=entry.id or None,
-                                 external_id=entry.external_id)
+        await self.engine.record(
+            prepared,
+            outcome,
+            shown=shown,
+            inbox_id=entry.id or None,
+            external_id=entry.external_id,
+        )
         self._log_turn(prepared, outcome)
         return list(shown)
 
@@ -160,12 +184,18 @@ class ConversationHandler:
     def _log_turn(self, prepared: Prepared, outcome: Outcome) -> None:
         assembly: Assembly = outcome.assembly
         log.info(
-            "turn", tokens=assembly.tokens, budget=assembly.budget,
-            window=len(assembly.window), pending=len(assembly.pending),
+            "turn",
+            tokens=assembly.tokens,
+            budget=assembly.budget,
+            window=len(assembly.window),
+            pending=len(assembly.pending),
             summary_version=assembly.summary.version if assembly.summary else 0,
-            sync_folds=prepared.sync_folds, latency_ms=round(outcome.latency_s * 1000),
-            topic=prepared.decision.action, topic_reason=prepared.decision.reason,
-            noise=outcome.noise_reason, retried=outcome.retried,
+            sync_folds=prepared.sync_folds,
+            latency_ms=round(outcome.latency_s * 1000),
+            topic=prepared.decision.action,
+            topic_reason=prepared.decision.reason,
+            noise=outcome.noise_reason,
+            retried=outcome.retried,
         )
 
     async def _refuse(self, inbound: Inbound) -> list[str]:

@@ -1,0 +1,191 @@
+"""Sending text through the WhatsApp Cloud (Graph) API over httpx.
+
+`split_text` is pure. `GraphSender` posts one message per chunk, backs off on throttling
+and transient failures with a bounded number of retries, logs and drops permanent refusals
+(131047: outside the 24-hour customer-service window) and never logs the access token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import structlog
+
+log = structlog.get_logger(__name__)
+
+Sleep = Callable[[float], Awaitable[None]]
+MAX_CHARS = 4096
+OUTSIDE_WINDOW = 131047
+THROTTLE_CODES = frozenset({4, 80007, 130429, 131048, 131056})
+# Best boundary first; each pattern's match ends just after the boundary.
+_BOUNDARIES = (
+    re.compile(r"\n[ \t]*\n\s*"),  # paragraph
+    re.compile(r"\n\s*"),  # line
+    re.compile(r"[.!?…。][\"'”’)\]»]*\s+"),  # sentence
+    re.compile(r"\s+"),  # word
+)
+
+
+def split_text(text: str, limit: int = MAX_CHARS) -> list[str]:
+    """Chunks of at most `limit` characters, cut at paragraph, line, sentence or word ends."""
+    rest = text.strip()
+    chunks: list[str] = []
+    while len(rest) > limit:
+        cut = _cut(rest, limit)
+        chunks.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    if rest:
+        chunks.append(rest)
+    return chunks
+
+
+def _cut(text: str, limit: int) -> int:
+    """Where to end the next chunk: the latest good boundary not too early in the chunk."""
+    head = text[: limit + 1]
+    for pattern in _BOUNDARIES:
+        ends = [m.end() for m in pattern.finditer(head) if m.start() >= limit // 3]
+        if ends:
+            return ends[-1]
+    return limit
+
+
+class SendFailed(Exception):
+    """Transient failures outlasted the retries; the reply stays undelivered (and recoverable)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GraphError:
+    """A failed send as we see it; `status` 0 means no response at all (network)."""
+
+    status: int
+    code: int | None = None
+    subcode: int | None = None
+    trace: str | None = None
+    retry_after: float | None = None
+    network: str | None = None  # the exception's class name when there was no response
+
+    @property
+    def throttled(self) -> bool:
+        return self.status == 429 or self.code in THROTTLE_CODES
+
+    @property
+    def transient(self) -> bool:
+        return self.throttled or self.status >= 500 or self.status == 0
+
+
+def graph_error(response: httpx.Response) -> GraphError:
+    """Our view of a Graph API error body (`{"error": {"code", "error_subcode", …}}`)."""
+    try:
+        body: Any = response.json()
+    except ValueError:
+        body = None
+    error = body.get("error") if isinstance(body, dict) else None
+    error = error if isinstance(error, dict) else {}
+    return GraphError(
+        response.status_code,
+        _int(error.get("code")),
+        _int(error.get("error_subcode")),
+        error.get("fbtrace_id") if isinstance(error.get("fbtrace_id"), str) else None,
+        _retry_after(response),
+    )
+
+
+class GraphSender:
+    """`POST {graph_url}/{phone_number_id}/messages` with a bearer token."""
+
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        *,
+        graph_url: str,
+        phone_number_id: str,
+        token: str,
+        sleep: Sleep = asyncio.sleep,
+        retries: int = 3,
+        base_delay: float = 1.0,
+        max_delay: float = 30.0,
+    ) -> None:
+        self._client = client
+        self._url = f"{graph_url.rstrip('/')}/{phone_number_id}/messages"
+        self._headers = {"Authorization": f"Bearer {token}"}
+        self._sleep = sleep
+        self._retries = retries
+        self._base_delay = base_delay
+        self._max_delay = max_delay
+
+    async def send_text(self, wa_id: str, text: str) -> bool:
+        """Send every chunk of `text`; False when Graph refused it for good (logged)."""
+        for chunk in split_text(text):
+            if not await self._post(_message(wa_id, chunk)):
+                return False
+        return True
+
+    async def _post(self, payload: dict[str, Any]) -> bool:
+        for attempt in range(self._retries + 1):
+            error = await self._attempt(payload)
+            if error is None:
+                return True
+            if not error.transient:
+                _log_refusal(error)
+                return False
+            if attempt == self._retries:
+                break
+            delay = self._delay(attempt, error)
+            log.warning(
+                "whatsapp_send_retry",
+                status=error.status,
+                code=error.code,
+                network=error.network,
+                attempt=attempt + 1,
+                delay_s=delay,
+            )
+            await self._sleep(delay)
+        log.error("whatsapp_send_gave_up", attempts=self._retries + 1)
+        raise SendFailed("the Graph API kept failing; the reply was not delivered")
+
+    async def _attempt(self, payload: dict[str, Any]) -> GraphError | None:
+        try:
+            response = await self._client.post(self._url, json=payload, headers=self._headers)
+        except httpx.TransportError as exc:  # the request (and its header) stays out of logs
+            return GraphError(0, network=type(exc).__name__)
+        return None if response.is_success else graph_error(response)
+
+    def _delay(self, attempt: int, error: GraphError) -> float:
+        if error.retry_after is not None:
+            return min(error.retry_after, self._max_delay)
+        return min(self._base_delay * 2.0**attempt, self._max_delay)
+
+
+def _log_refusal(error: GraphError) -> None:
+    event = "whatsapp_outside_window" if error.code == OUTSIDE_WINDOW else "whatsapp_send_refused"
+    log.error(
+        event, status=error.status, code=error.code, subcode=error.subcode, fbtrace_id=error.trace
+    )
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    raw: str = response.headers.get("Retry-After") or ""
+    try:
+        value = float(raw)
+    except ValueError:
+        return None
+    return value if value >= 0 else None
+
+
+def _message(wa_id: str, body: str) -> dict[str, Any]:
+    return {
+        "messaging_product": "whatsapp",
+        "recipient_type": "individual",
+        "to": wa_id,
+        "type": "text",
+        "text": {"preview_url": False, "body": body},
+    }
