@@ -17,7 +17,7 @@ from . import noise
 from .foldin import FoldService
 from .policy import Assembly, FoldFirst, TooLarge, assemble, plan_request
 from .store import ConversationStore, NewExchange
-from .tokens import Tokenizer
+from .tokens import Tokenizer, UsageCalibration
 from .types import Exchange, TopicDecision, TurnState
 
 log = structlog.get_logger(__name__)
@@ -90,6 +90,12 @@ class MemoryEngine:
         self.topic = topic
         self.clock = clock
         self.observers: list[TurnObserver] = []  # replay reports, benchmarks
+        # Provider-reported usage corrects our counts upward only: budgets stay conservative.
+        self.calibration = UsageCalibration(low=1.0)
+
+    def count(self, text: str) -> int:
+        """Tokens of `text` as budgets see them: our tokenizer, corrected by usage."""
+        return self.calibration.apply(self.tokenizer.count(text))
 
     async def prepare(self, key: str, message: str, *, dry_run: bool = False) -> Prepared:
         """Topic check first, then the request, folding synchronously when over budget."""
@@ -146,7 +152,7 @@ class MemoryEngine:
             state.pending,
             state.window,
             message,
-            count=self.tokenizer.count,
+            count=self.count,
             budget=self.config.context_tokens,
             summary_cap=self.config.summary_tokens,
             language=self.config.language,
@@ -159,7 +165,7 @@ class MemoryEngine:
             state.pending,
             state.window,
             message,
-            count=self.tokenizer.count,
+            count=self.count,
             budget=self.config.context_tokens,
             language=self.config.language,
         )
@@ -225,6 +231,8 @@ class MemoryEngine:
         self, reply: ChatReply, assembly: Assembly, state: TurnState, started: float
     ) -> Outcome:
         reason = noise.classify(reply, previous_reply=state.last_reply)
+        raw = round(assembly.total_tokens / self.calibration.factor)
+        self.calibration = self.calibration.observe(raw, reply.usage.input_tokens)
         return Outcome(reply, None, reason, assembly, time.perf_counter() - started)
 
     async def record(

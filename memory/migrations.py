@@ -77,4 +77,10 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX inbox_by_age ON inbox(updated_at) WHERE status = 'done';
         """,
     ),
+    (
+        "0002_episode_reopened_at",
+        """
+        ALTER TABLE episodes ADD COLUMN reopened_at TEXT;
+        """,
+    ),
 )

@@ -30,7 +30,7 @@ _SUMMARY_COLS = (
     "id, episode_id, version, text, checkpoint, prompt_version, model, source_from, "
     "source_to, input_tokens, output_tokens, round, created_at"
 )
-_EPISODE_COLS = "id, session_id, started_at, closed_at, close_reason, opened_by"
+_EPISODE_COLS = "id, session_id, started_at, closed_at, close_reason, opened_by, reopened_at"
 _INBOX_COLS = "id, session_key, external_id, user_ref, kind, text, received_at, status, replies"
 
 
@@ -182,7 +182,7 @@ class SQLiteStore:
         """Like `turn_state`, but reads only: None for an unknown key."""
         sql = (
             "SELECT s.id, s.debug, s.last_activity_at, e.id, e.session_id, e.started_at,"
-            " e.closed_at, e.close_reason, e.opened_by FROM sessions s"
+            " e.closed_at, e.close_reason, e.opened_by, e.reopened_at FROM sessions s"
             " JOIN episodes e ON e.id = s.current_episode_id WHERE s.key = ?"
         )
         async with self._r.execute(sql, (key,)) as cur:
@@ -265,10 +265,17 @@ class SQLiteStore:
             )
             await db.execute("DELETE FROM episodes WHERE id = ?", (current.id,))
             await db.execute(
-                "UPDATE episodes SET closed_at = NULL, close_reason = NULL WHERE id = ?",
-                (previous.id,),
+                "UPDATE episodes SET closed_at = NULL, close_reason = NULL, reopened_at = ?"
+                " WHERE id = ?",
+                (iso(at), previous.id),
             )
-        return Episode(previous.id, session_id, previous.started_at, opened_by=previous.opened_by)
+        return Episode(
+            previous.id,
+            session_id,
+            previous.started_at,
+            opened_by=previous.opened_by,
+            reopened_at=at,
+        )
 
     async def episodes(self, key: str) -> list[Episode]:
         sql = (

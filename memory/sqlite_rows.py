@@ -39,7 +39,7 @@ def summary_row(row: Sequence[Any]) -> SummaryVersion:
 def episode_row(row: Sequence[Any]) -> Episode:
     started = _dt(row[2])
     assert started is not None
-    return Episode(int(row[0]), int(row[1]), started, _dt(row[3]), row[4], row[5])
+    return Episode(int(row[0]), int(row[1]), started, _dt(row[3]), row[4], row[5], _dt(row[6]))
 
 
 def inbox_row(row: Sequence[Any]) -> InboxEntry:

@@ -10,6 +10,7 @@ Empty episodes never reset; idle silence resets in every mode but `off`, before 
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Literal
 
 from providers.base import ChatModel
@@ -32,6 +33,7 @@ __all__ = [
     "detect_llm",
     "load_prompt",
     "parse_llm_verdict",
+    "respect_undo",
 ]
 
 
@@ -46,6 +48,19 @@ async def decide(mode: TopicMode, ctx: TopicContext, model: ChatModel | None) ->
     if mode == "llm":
         extra["llm_unavailable"] = True
     return _with(detect_heuristic(ctx), extra)
+
+
+def respect_undo(
+    decision: TopicDecision, reopened_at: datetime | None, now: datetime, within_s: float
+) -> TopicDecision:
+    """After /undo the user has said it is the same case: no automatic reset for a while
+    (idle resets included), or the next message would undo their undo."""
+    if not decision.reset or reopened_at is None:
+        return decision
+    if (now - reopened_at).total_seconds() > within_s:
+        return decision
+    signals = decision.signals | {"suppressed_reset": decision.reason}
+    return TopicDecision("continue", "after_undo", signals)
 
 
 def _with(decision: TopicDecision, extra: dict[str, object]) -> TopicDecision:

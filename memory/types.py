@@ -60,6 +60,7 @@ class Episode:
     closed_at: datetime | None = None
     close_reason: str | None = None
     opened_by: str | None = None  # why this episode began: None (first), 'manual', 'auto:<reason>'
+    reopened_at: datetime | None = None  # set by /undo: the user said it is the same case
 
 
 @dataclass(frozen=True, slots=True)

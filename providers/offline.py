@@ -19,10 +19,6 @@ _MEMO = {"es": " y un resumen de lo anterior", "en": " and a summary of what cam
 _QUOTE_CHARS = 120
 
 
-def _approx_tokens(text: str) -> int:
-    return max(1, len(text) // 4)
-
-
 class OfflineChatModel:
     """Echoes a short, honest answer; same input, same output, no network."""
 
@@ -41,6 +37,5 @@ class OfflineChatModel:
         text = _TEXTS[lang].format(
             quote=quote, n=len(request.messages) - 1, memo=_MEMO[lang] if has_memo else ""
         )
-        prompt = request.system + "".join(m.content for m in request.messages)
-        usage = Usage(input_tokens=_approx_tokens(prompt), output_tokens=_approx_tokens(text))
-        return ChatReply(text=text, stop_reason="end", usage=usage, model=self.name)
+        # No tokenizer here: report no usage rather than a guess that would skew budgets.
+        return ChatReply(text=text, stop_reason="end", usage=Usage(), model=self.name)

@@ -25,6 +25,7 @@ class ScriptedChatModel:
     requests: list[ChatRequest] = field(default_factory=list)
     on_call: Callable[[ChatRequest], object] | None = None
     gate: asyncio.Event | None = None  # when set, every call waits for it
+    usage: Usage = field(default_factory=lambda: Usage(10, 5))
 
     async def complete(self, request: ChatRequest) -> ChatReply:
         self.requests.append(request)
@@ -37,7 +38,7 @@ class ScriptedChatModel:
         item = self.script.pop(0) if self.script else f"{self.default} {len(self.requests)}"
         if isinstance(item, ProviderError):
             raise item
-        return ChatReply(item, self.stop_reason, Usage(10, 5), self.name)
+        return ChatReply(item, self.stop_reason, self.usage, self.name)
 
 
 @dataclass

@@ -13,7 +13,7 @@ from memory.engine import EngineConfig, MemoryEngine
 from memory.foldin import FoldService
 from memory.policy import Assembly
 from memory.sqlite import SQLiteStore
-from providers.base import ChatRequest, ProviderUnavailable
+from providers.base import ChatRequest, ProviderUnavailable, Usage
 from tests.fakes import FakeSummarizer, ScriptedChatModel
 
 KEY = "console:prop"
@@ -181,6 +181,30 @@ async def test_slow_fold_does_not_delay_the_reply() -> None:
         summarizer.gate.set()  # type: ignore[union-attr]
         await folds.drain()
         assert (await _versions(store)) != []
+    finally:
+        await folds.aclose()
+        await store.close()
+
+
+async def test_provider_usage_corrects_budget_upward_only() -> None:
+    """Reported usage above our count inflates later counts; usage below it is ignored."""
+    store = await SQLiteStore.open(":memory:")
+    tok = WordTokenizer()
+    folds = FoldService(
+        store, FakeSummarizer(), tok, window=2, fold_batch=9, summary_tokens=60, language="es"
+    )
+    model = ScriptedChatModel()
+    engine = MemoryEngine(store, model, folds, tok, EngineConfig("S", window=2, fold_batch=9))
+    try:
+        assert engine.count("uno dos tres cuatro") == 4
+        prepared = await engine.prepare(KEY, "hola " * 50)  # ~55 of our tokens; usage says 10
+        await engine.record(prepared, await engine.call(prepared), shown=("x",))
+        assert engine.count("uno dos tres cuatro") == 4
+        model.usage = Usage(1000, 5)  # the provider counts far more than we did
+        prepared = await engine.prepare(KEY, "hola")
+        await engine.record(prepared, await engine.call(prepared), shown=("x",))
+        assert engine.calibration.factor > 1.0
+        assert engine.count("uno") > 1
     finally:
         await folds.aclose()
         await store.close()

@@ -583,3 +583,19 @@ def test_bench_pairs_utterances_from_the_end() -> None:
     exchanges = pair(["a", "b", "c", "d", "e"], window=6)
     assert [(e.user_text, e.reply_text) for e in exchanges] == [("", "a"), ("b", "c"), ("d", "e")]
     assert [(e.user_text, e.reply_text) for e in pair(["a", "b", "c"], window=1)] == [("b", "c")]
+
+
+def test_respect_undo_suppresses_resets_for_a_while() -> None:
+    """Right after /undo a reset decision becomes 'continue'; later it stands again."""
+    from datetime import UTC, datetime
+
+    from memory.topic import respect_undo
+    from memory.types import TopicDecision
+
+    now = datetime(2026, 7, 1, tzinfo=UTC)
+    reset = TopicDecision("reset", "intent_changed", {"x": 1})
+    kept = respect_undo(reset, now - timedelta(minutes=5), now, within_s=3600)
+    assert (kept.action, kept.reason) == ("continue", "after_undo")
+    assert kept.signals["suppressed_reset"] == "intent_changed"
+    assert respect_undo(reset, now - timedelta(hours=2), now, within_s=3600) == reset
+    assert respect_undo(reset, None, now, within_s=3600) == reset
