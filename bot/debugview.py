@@ -1,72 +1,198 @@
-"""Debug mode's reply: exactly what the chat model would receive, and why."""
+"""Debug mode's reply: exactly what the chat model would receive, and why.
+
+Plain text (Telegram and WhatsApp show it as is): the topic decision with its signals,
+the token budget by part, the system prompt, the summary with its version facts, the
+pending and window exchanges verbatim and the new message. `split_for_channel` cuts a
+long view at paragraph, line or word boundaries for a channel's message limit.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from memory.engine import Prepared
 from memory.policy import Assembly, TooLarge
+from memory.types import Exchange, SummaryVersion, TopicDecision
 
-_HEAD = {
-    "es": "🔍 MODO DEPURACIÓN — no se llamó al modelo ni se guardó nada",
-    "en": "🔍 DEBUG MODE — the model was not called and nothing was stored",
+BAR = 20
+_L: dict[str, dict[str, str]] = {
+    "es": {
+        "head": "🔍 MODO DEPURACIÓN — no se llamó al modelo ni se guardó nada",
+        "where": "sesión {key} · episodio {episode} · {messages} mensajes en la petición",
+        "topic": "tema",
+        "continue": "continuar",
+        "reset": "REINICIAR",
+        "reason": "motivo",
+        "reset_note": "un turno real abriría un episodio nuevo: sin resumen ni ventana",
+        "tokens": "tokens (presupuesto {budget})",
+        "system": "sistema",
+        "summary": "resumen",
+        "pending": "pendientes",
+        "window": "ventana",
+        "message": "mensaje",
+        "total": "total",
+        "would_fold": "excede el presupuesto: un turno real resumiría antes {n} intercambios",
+        "refused": "RECHAZADO: {tokens} tokens > presupuesto {budget}; no se llamaría al modelo",
+        "system_prompt": "prompt de sistema",
+        "no_summary": "resumen: ninguno todavía",
+        "summary_head": (
+            "resumen v{version} · checkpoint #{checkpoint} · prompt {prompt} · modelo {model}"
+            " · ronda {round} · cubre #{source_from}–#{source_to} · {tokens} tokens"
+        ),
+        "pending_head": "pendientes: {n} (tras el checkpoint, se envían tal cual)",
+        "window_head": "ventana: {n} intercambios con señal",
+        "new_message": "mensaje nuevo",
+        "user": "usuario",
+        "assistant": "asistente",
+    },
+    "en": {
+        "head": "🔍 DEBUG MODE — the model was not called and nothing was stored",
+        "where": "session {key} · episode {episode} · {messages} messages in the request",
+        "topic": "topic",
+        "continue": "continue",
+        "reset": "RESET",
+        "reason": "reason",
+        "reset_note": "a real turn would open a new episode: no summary, no window",
+        "tokens": "tokens (budget {budget})",
+        "system": "system",
+        "summary": "summary",
+        "pending": "pending",
+        "window": "window",
+        "message": "message",
+        "total": "total",
+        "would_fold": "over budget: a real turn would fold {n} exchanges first",
+        "refused": "REFUSED: {tokens} tokens > budget {budget}; the model would not be called",
+        "system_prompt": "system prompt",
+        "no_summary": "summary: none yet",
+        "summary_head": (
+            "summary v{version} · checkpoint #{checkpoint} · prompt {prompt} · model {model}"
+            " · round {round} · covers #{source_from}–#{source_to} · {tokens} tokens"
+        ),
+        "pending_head": "pending: {n} (after the checkpoint, sent verbatim)",
+        "window_head": "window: {n} signal exchanges",
+        "new_message": "new message",
+        "user": "user",
+        "assistant": "assistant",
+    },
 }
 
 
 def render_debug(prepared: Prepared, language: str) -> str:
     """A plain-text view of the request that would be sent for this message."""
-    lines = [_HEAD.get(language, _HEAD["en"]), ""]
-    decision = prepared.decision
-    lines.append(f"topic: {decision.action} ({decision.reason or '-'})")
-    if decision.signals:
-        lines.append("  signals: " + json.dumps(decision.signals, ensure_ascii=False, default=str))
+    words = _L.get(language, _L["en"])
     plan = prepared.plan
+    lines = [words["head"]]
+    messages = len(plan.messages) if isinstance(plan, Assembly) else 1
+    episode = prepared.state.episode.id
+    lines.append(words["where"].format(key=prepared.key, episode=episode, messages=messages))
+    lines += _topic(prepared.decision, words)
     if isinstance(plan, TooLarge):
-        lines.append(f"REFUSED: {plan.tokens} tokens > budget {plan.budget}; no model call")
+        lines += ["", words["refused"].format(tokens=plan.tokens, budget=plan.budget)]
         return "\n".join(lines)
-    lines += _budget(plan, prepared.would_fold)
-    lines += _summary(plan)
-    lines.append(f"\n== system ({plan.tokens.get('system', 0)} tokens) ==\n{_system_prompt(plan)}")
-    lines += _exchanges("pending (after checkpoint, sent verbatim)", plan.pending)
-    lines += _exchanges("window", plan.window)
-    lines.append(f"\n== new message ({plan.tokens.get('message', 0)} tokens) ==")
+    lines += _budget(plan, prepared.would_fold, words)
+    lines += _section(f"{words['system_prompt']} ({plan.tokens.get('system', 0)} tokens)")
+    lines.append(system_prompt_of(plan))
+    lines += _summary(plan.summary, plan.tokens.get("summary", 0), words)
+    lines += _exchanges(words["pending_head"].format(n=len(plan.pending)), plan.pending, words)
+    lines += _exchanges(words["window_head"].format(n=len(plan.window)), plan.window, words)
+    lines += _section(f"{words['new_message']} ({plan.tokens.get('message', 0)} tokens)")
     lines.append(plan.messages[-1].content)
     return "\n".join(lines)
 
 
-def _budget(plan: Assembly, would_fold: int) -> list[str]:
-    tk = plan.tokens
-    out = [
-        f"tokens: total {tk.get('total', 0)} / budget {plan.budget}"
-        f" (system {tk.get('system', 0)}, summary {tk.get('summary', 0)},"
-        f" pending {tk.get('pending', 0)}, window {tk.get('window', 0)},"
-        f" message {tk.get('message', 0)})"
-    ]
-    if would_fold:
-        out.append(f"over budget: a real turn would fold {would_fold} exchanges first")
+def _section(title: str) -> list[str]:
+    return ["", f"── {title} ──"]
+
+
+def _topic(decision: TopicDecision, words: dict[str, str]) -> list[str]:
+    action = words["reset" if decision.reset else "continue"]
+    out = [*_section(words["topic"]), f"{action} ({words['reason']}: {decision.reason or '-'})"]
+    out += _wrap([f"{name}={_value(value)}" for name, value in sorted(decision.signals.items())])
+    if decision.reset:
+        out.append(words["reset_note"])
     return out
 
 
-def _summary(plan: Assembly) -> list[str]:
-    s = plan.summary
-    if s is None:
-        return ["\n== summary: none =="]
-    return [
-        f"\n== summary v{s.version} (checkpoint #{s.checkpoint}, prompt {s.prompt_version},"
-        f" model {s.model}, round {s.round}, {plan.tokens.get('summary', 0)} tokens) ==",
-        s.text,
-    ]
+def _wrap(items: list[str], width: int = 76) -> list[str]:
+    """`a=1 · b=2 · …` over as few lines as fit in `width`."""
+    lines: list[str] = []
+    for item in items:
+        if lines and len(lines[-1]) + len(item) + 3 <= width:
+            lines[-1] += f" · {item}"
+        else:
+            lines.append(f"  {item}")
+    return lines
 
 
-def _system_prompt(plan: Assembly) -> str:
+def _value(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _budget(plan: Assembly, would_fold: int, words: dict[str, str]) -> list[str]:
+    tk, budget = plan.tokens, max(plan.budget, 1)
+    out = _section(words["tokens"].format(budget=plan.budget))
+    for part in ("system", "summary", "pending", "window", "message"):
+        value = tk.get(part, 0)
+        out.append(f"{words[part]:<11}{value:>7}  {100 * value / budget:5.1f}%")
+    total = tk.get("total", 0)
+    filled = min(BAR, round(BAR * total / budget))
+    out.append(
+        f"{words['total']:<11}{total:>7}  {100 * total / budget:5.1f}%  "
+        f"[{'█' * filled}{'·' * (BAR - filled)}] {total}/{plan.budget}"
+    )
+    if would_fold:
+        out.append(words["would_fold"].format(n=would_fold))
+    return out
+
+
+def _summary(summary: SummaryVersion | None, tokens: int, words: dict[str, str]) -> list[str]:
+    if summary is None or not summary.text.strip():
+        return _section(words["no_summary"])
+    head = words["summary_head"].format(
+        version=summary.version, checkpoint=summary.checkpoint, prompt=summary.prompt_version,
+        model=summary.model, round=summary.round, source_from=summary.source_from,
+        source_to=summary.source_to, tokens=tokens,
+    )  # fmt: skip
+    return [*_section(head), summary.text]
+
+
+def system_prompt_of(plan: Assembly) -> str:
+    """The operator's system prompt, without the memory block the policy appends."""
     head, _, _ = plan.system.partition("\n\n<memory")
     return head
 
 
-def _exchanges(title: str, exchanges: tuple[object, ...]) -> list[str]:
-    out = [f"\n== {title}: {len(exchanges)} exchanges =="]
+def _exchanges(title: str, exchanges: Sequence[Exchange], words: dict[str, str]) -> list[str]:
+    out = _section(title)
     for ex in exchanges:
-        ident = getattr(ex, "id", "?")
-        out.append(f"#{ident} user: {getattr(ex, 'user_text', '')}")
-        out.append(f"#{ident} assistant: {getattr(ex, 'reply_text', '')}")
+        out.append(f"#{ex.id} {words['user']}: {ex.user_text}")
+        out.append(f"#{ex.id} {words['assistant']}: {ex.reply_text}")
     return out
+
+
+def split_for_channel(text: str, limit: int = 4096) -> list[str]:
+    """Parts of at most `limit` characters, cut at a paragraph, line or word boundary when
+    one lies in the second half of the part; blank parts are dropped."""
+    if limit < 1:
+        raise ValueError("limit must be positive")
+    parts: list[str] = []
+    rest = text
+    while len(rest) > limit:
+        cut = _cut(rest, limit)
+        parts.append(rest[:cut])
+        rest = rest[cut:]
+    parts.append(rest)
+    return [p for p in parts if p.strip()]
+
+
+def _cut(text: str, limit: int) -> int:
+    for sep in ("\n\n", "\n", " "):
+        at = text.rfind(sep, limit // 2, limit)
+        if at != -1:
+            return at + len(sep)
+    return limit

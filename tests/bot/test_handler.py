@@ -33,7 +33,9 @@ async def test_two_chats_run_concurrently_while_one_chat_stays_ordered(make_app:
     a1 = await app.handler.submit(inbound("console:a", "A1"))
     a2 = await app.handler.submit(inbound("console:a", "A2"))
     b1 = await app.handler.submit(inbound("console:b", "B1"))
-    assert a1 and a2 and b1
+    assert a1
+    assert a2
+    assert b1
     await asyncio.wait_for(b1, timeout=2)  # B never waits for A
     assert "A2" not in order  # A2 queued behind A1
     release_a.set()
@@ -48,7 +50,8 @@ async def test_redelivery_is_processed_once(make_app: MakeApp) -> None:
     app = await make_app(model)
     first = await app.handler.handle(inbound("console:d", "hola", ext="same"))
     second = await app.handler.handle(inbound("console:d", "hola", ext="same"))
-    assert first and second == []
+    assert first
+    assert second == []
     assert len(model.requests) == 1
     assert len(await app.store.all_exchanges("console:d")) == 1
 
@@ -61,7 +64,8 @@ async def test_unfinished_inbox_is_processed_after_restart(
     first = await make_app(db=db)
     entry = await first.store.inbox_add("console:r", "x1", "console:r", "text", "hola", _now())
     done = await first.store.inbox_add("console:r", "x0", "console:r", "text", "antes", _now())
-    assert entry and done
+    assert entry
+    assert done
     await first.store.inbox_mark(done.id, "answered", ["respuesta guardada"], at=_now())
     model = ScriptedChatModel()
     second = await make_app(model, db=db)
@@ -80,7 +84,8 @@ async def test_console_conversation_survives_restart(make_app: MakeApp, tmp_path
     app = await make_app(db=db)
     out = io.StringIO()
     status = await run_console(app, "ana", src=io.StringIO("Mi pedido es #A-77\n/quit\n"), out=out)
-    assert status == 0 and "bot>" in out.getvalue()
+    assert status == 0
+    assert "bot>" in out.getvalue()
     await app.aclose()
     model = ScriptedChatModel()
     again = await make_app(model, db=db)
@@ -107,10 +112,13 @@ async def test_bad_messages_get_clear_answers_and_lose_nothing(make_app: MakeApp
     (big,) = await app.handler.handle(inbound("console:b", "x" * 101))
     sticker = inbound("console:b", "")
     (media,) = await app.handler.handle(replace(sticker, kind="unsupported"))
-    assert "vacío" in empty and "101" in big and "texto" in media
+    assert "vacío" in empty
+    assert "101" in big
+    assert "texto" in media
     assert model.requests == []
     stored = (await app.store.export("console:b"))["inbox"]
-    assert isinstance(stored, list) and len(stored) == 3  # kept, not lost
+    assert isinstance(stored, list)
+    assert len(stored) == 3
 
 
 def _now() -> datetime:
