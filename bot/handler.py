@@ -153,7 +153,8 @@ class ConversationHandler:
         if isinstance(prepared.plan, TooLarge):
             log.info("message_too_large", tokens=prepared.plan.tokens, budget=prepared.plan.budget)
             notice = [t(lang, "auto_reset")] if prepared.decision.reset else []
-            return [*notice, t(lang, "too_large")], False
+            why = "too_large" if prepared.plan.reason == "message" else "memory_unavailable"
+            return [*notice, t(lang, why)], False
         return await self._turn(entry, prepared), True
 
     async def _turn(self, entry: InboxEntry, prepared: Prepared) -> list[str]:

@@ -36,6 +36,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "¿Puedes dividirlo en partes más cortas?",
         "too_large": "Tu mensaje no cabe en lo que puedo procesar de una vez. ¿Puedes "
         "acortarlo o dividirlo?",
+        "memory_unavailable": "Ahora mismo no puedo ordenar la memoria de esta conversación "
+        "para responderte. Inténtalo de nuevo en unos minutos; no se perdió nada.",
         "error_rate_limited": "Estoy recibiendo muchas consultas ahora mismo. Inténtalo de "
         "nuevo en un momento.",
         "error_overloaded": "El servicio de IA está saturado. Inténtalo de nuevo en unos minutos.",
@@ -81,6 +83,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "Could you split it into shorter parts?",
         "too_large": "Your message does not fit in what I can process at once. Could you "
         "shorten or split it?",
+        "memory_unavailable": "I can't organise this conversation's memory to answer right "
+        "now. Please try again in a few minutes; nothing was lost.",
         "error_rate_limited": "I'm getting a lot of requests right now. Please try again in "
         "a moment.",
         "error_overloaded": "The AI service is overloaded. Please try again in a few minutes.",

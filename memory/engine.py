@@ -135,13 +135,8 @@ class MemoryEngine:
                 or await self.folds.fold(key, keep_window=plan.keep_window) is None
             ):
                 log.warning("over_budget_fold_failed", key=key, over_by=plan.over_by)
-                return (
-                    TooLarge(
-                        plan.over_by + self.config.context_tokens, self.config.context_tokens
-                    ),
-                    folds,
-                    0,
-                )
+                budget = self.config.context_tokens
+                return TooLarge(plan.over_by + budget, budget, "fold_failed"), folds, 0
             folds += 1
             state = await self.store.turn_state(key, plan.keep_window, self.clock())
 

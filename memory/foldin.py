@@ -9,6 +9,7 @@ stale fold changes nothing, and a fold racing a reset or a forget writes nothing
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -24,6 +25,7 @@ from .types import Exchange, SummaryVersion, TurnState
 
 log = structlog.get_logger(__name__)
 REBUILD_BATCH = 24  # exchanges per summarizer call when rebuilding from raw
+FAILURE_COOLDOWN_S = 30.0  # after a summary-model error, background folds pause this long
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,11 +63,18 @@ class FoldService:
         self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
         self._running: dict[str, asyncio.Task[None]] = {}
         self._again: set[str] = set()
+        self._cooldown_until = 0.0  # monotonic; one value, not one per key
 
     # -- background -------------------------------------------------------------------
 
     def request(self, key: str) -> None:
-        """Fold `key` in the background when enough is pending; coalesces repeats."""
+        """Fold `key` in the background when enough is pending; coalesces repeats.
+
+        While the summary model is failing, background requests are skipped for a short
+        cooldown (pending exchanges keep going to the chat model verbatim meanwhile);
+        synchronous folds for the budget still try."""
+        if time.monotonic() < self._cooldown_until:
+            return
         if key in self._running:
             self._again.add(key)
             return
@@ -171,6 +180,7 @@ class FoldService:
             )
         except ProviderError as exc:
             log.warning("fold_failed", key=key, error=exc.kind, exchanges=len(batch))
+            self._cooldown_until = time.monotonic() + FAILURE_COOLDOWN_S
             return None
         self.calls += outcome.calls
         self.input_tokens += outcome.input_tokens

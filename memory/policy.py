@@ -66,10 +66,13 @@ class FoldFirst:
 
 @dataclass(frozen=True, slots=True)
 class TooLarge:
-    """Even the new message with the system prompt does not fit: refuse, call no model."""
+    """No request fits: refuse and call no model. `reason` is `message` when the new
+    message with the system prompt alone is over budget, `fold_failed` when folding what
+    is pending (needed to make room) failed."""
 
     tokens: int
     budget: int
+    reason: str = "message"
 
 
 Plan = Assembly | FoldFirst | TooLarge

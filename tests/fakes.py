@@ -65,6 +65,10 @@ class FakeSummarizer:
             await self.gate.wait()
         if self.fail:
             raise ProviderError("summary model down")
-        ids = " ".join(f"#{ex.id}" for ex in exchanges)
-        text = (previous + "\n" if previous else "") + f"Resumen de los intercambios {ids}."
+        lines = [
+            f"Intercambio #{ex.id}: el usuario dijo «{' '.join(ex.user_text.split()[:8])}» y "
+            f"el asistente respondió «{' '.join(ex.reply_text.split()[:8])}»."
+            for ex in exchanges
+        ]
+        text = "\n".join([previous, *lines] if previous else lines)
         return SummaryDraft(text, 20, 10, self.name)

@@ -1,0 +1,165 @@
+"""Fold-in service and engine paths beyond the invariants: versions, rebuilds, retries."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import pytest
+
+from memory.engine import EngineConfig, MemoryEngine
+from memory.foldin import FoldService
+from memory.policy import TooLarge
+from memory.sqlite import SQLiteStore
+from memory.store import NewExchange, NewSummary
+from providers.base import ContextTooLong
+from tests.fakes import FakeSummarizer, ScriptedChatModel
+from tests.memory.test_engine_invariants import WordTokenizer
+
+KEY = "console:fold"
+T0 = datetime(2026, 7, 1, tzinfo=UTC)
+
+
+@dataclass
+class Rig:
+    store: SQLiteStore
+    summarizer: FakeSummarizer
+    folds: FoldService
+    model: ScriptedChatModel
+    engine: MemoryEngine
+
+
+@pytest.fixture
+async def rig() -> AsyncIterator[Rig]:
+    store = await SQLiteStore.open(":memory:")
+    summarizer = FakeSummarizer()
+    tok = WordTokenizer()
+    folds = FoldService(
+        store, summarizer, tok, window=2, fold_batch=2, summary_tokens=80, language="es"
+    )
+    model = ScriptedChatModel()
+    engine = MemoryEngine(
+        store, model, folds, tok, EngineConfig("S", window=2, fold_batch=2, context_tokens=400)
+    )
+    yield Rig(store, summarizer, folds, model, engine)
+    await folds.aclose()
+    await store.close()
+
+
+async def _turns(rig: Rig, n: int, words: int = 3) -> None:
+    for i in range(n):
+        prepared = await rig.engine.prepare(KEY, f"m{i} " + " ".join(["palabra"] * words))
+        if isinstance(prepared.plan, TooLarge):
+            continue
+        await rig.engine.record(prepared, await rig.engine.call(prepared), shown=("x",))
+        await rig.folds.drain()
+
+
+async def test_each_fold_is_a_new_version_and_old_ones_are_kept(rig: Rig) -> None:
+    """Versions grow one by one with their source range, model and prompt version."""
+    await _turns(rig, 8)
+    state = await rig.store.peek_state(KEY, 2)
+    assert state is not None
+    versions = await rig.store.summaries(state.episode.id)
+    assert [v.version for v in versions] == list(range(1, len(versions) + 1))
+    assert len(versions) >= 2
+    assert all(v.model == "fake-summary" and v.prompt_version == "fold-v1" for v in versions)
+    assert versions[1].source_from > versions[0].source_to
+    assert [v.round for v in versions] == [v.version for v in versions]
+
+
+async def test_old_prompt_version_is_rebuilt_from_raw(rig: Rig) -> None:
+    """A summary written by an older prompt version is rebuilt from every raw exchange."""
+    state = await rig.store.turn_state(KEY, 2, T0)
+    ids = []
+    for i in range(6):
+        ex = await rig.store.record_exchange(
+            NewExchange(state.session_id, state.episode.id, f"u{i}", f"r{i}", True, None, T0)
+        )
+        ids.append(ex.id)
+    await rig.store.write_summary(
+        NewSummary(
+            state.episode.id,
+            0,
+            "viejo resumen",
+            ids[1],
+            "fold-v0",
+            "old",
+            ids[0],
+            ids[1],
+            1,
+            1,
+            T0,
+        )
+    )
+    version = await rig.folds.fold(KEY)
+    assert version is not None
+    assert (version.prompt_version, version.source_from, version.source_to) == (
+        "fold-v1",
+        ids[0],
+        ids[3],
+    )
+    previous, folded = rig.summarizer.calls[-1]
+    assert previous == ""  # rebuilt, not folded on top of the old text
+    assert [ex.id for ex in folded] == ids[:4]
+
+
+async def test_resummarize_on_demand(rig: Rig) -> None:
+    """`rebuild` writes a fresh version from the raw exchanges (ventana resummarize)."""
+    await _turns(rig, 6)
+    before = await rig.store.peek_state(KEY, 2)
+    assert before is not None and before.summary is not None
+    version = await rig.folds.rebuild(KEY)
+    assert version is not None and version.version == before.summary.version + 1
+    assert rig.summarizer.calls[-1][0] == ""
+
+
+async def test_context_too_long_folds_and_retries_once(rig: Rig) -> None:
+    """The provider's context-too-long error folds synchronously and retries one time."""
+    await _turns(rig, 3)
+    rig.model.script += [ContextTooLong("too long"), "respuesta tras plegar"]
+    calls_before = len(rig.summarizer.calls)
+    prepared = await rig.engine.prepare(KEY, "otra pregunta")
+    outcome = await rig.engine.call(prepared)
+    assert outcome.retried and outcome.signal
+    assert outcome.reply is not None and outcome.reply.text == "respuesta tras plegar"
+    assert len(rig.summarizer.calls) > calls_before
+    assert len(rig.model.script) == 0
+
+
+async def test_giant_message_is_refused_without_a_call(rig: Rig) -> None:
+    """A message that cannot fit the budget alone is refused; the model is not called."""
+    prepared = await rig.engine.prepare(KEY, " ".join(["x"] * 500))
+    assert isinstance(prepared.plan, TooLarge)
+    assert rig.model.requests == []
+
+
+async def test_over_budget_folds_synchronously_then_fits(rig: Rig) -> None:
+    """When pending + window exceed the budget, the turn folds first and then fits."""
+    rig.summarizer.fail = True  # background folds fail: pending piles up
+    await _turns(rig, 6, words=60)
+    rig.summarizer.fail = False
+    rig.folds._cooldown_until = 0.0  # the synchronous path tries regardless
+    prepared = await rig.engine.prepare(KEY, "una pregunta más " + " ".join(["p"] * 40))
+    assert prepared.sync_folds >= 1
+    assert not isinstance(prepared.plan, TooLarge)
+    assert prepared.plan.total_tokens <= 400
+
+
+async def test_failed_sync_fold_refuses_with_its_own_reason(rig: Rig) -> None:
+    """Over budget with the summary model down: refused as fold_failed, no chat call."""
+    rig.summarizer.fail = True
+    await _turns(rig, 6, words=60)
+    calls = len(rig.model.requests)
+    prepared = await rig.engine.prepare(KEY, "otra " + " ".join(["p"] * 60))
+    assert isinstance(prepared.plan, TooLarge)
+    assert prepared.plan.reason == "fold_failed"
+    assert len(rig.model.requests) == calls
+
+
+async def test_failed_fold_pauses_background_requests(rig: Rig) -> None:
+    """After a summary-model error, turns do not hammer it with a fold each."""
+    rig.summarizer.fail = True
+    await _turns(rig, 8)
+    assert len(rig.summarizer.calls) == 1
