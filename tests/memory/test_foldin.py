@@ -109,9 +109,11 @@ async def test_resummarize_on_demand(rig: Rig) -> None:
     """`rebuild` writes a fresh version from the raw exchanges (ventana resummarize)."""
     await _turns(rig, 6)
     before = await rig.store.peek_state(KEY, 2)
-    assert before is not None and before.summary is not None
+    assert before is not None
+    assert before.summary is not None
     version = await rig.folds.rebuild(KEY)
-    assert version is not None and version.version == before.summary.version + 1
+    assert version is not None
+    assert version.version == before.summary.version + 1
     assert rig.summarizer.calls[-1][0] == ""
 
 
@@ -122,8 +124,10 @@ async def test_context_too_long_folds_and_retries_once(rig: Rig) -> None:
     calls_before = len(rig.summarizer.calls)
     prepared = await rig.engine.prepare(KEY, "otra pregunta")
     outcome = await rig.engine.call(prepared)
-    assert outcome.retried and outcome.signal
-    assert outcome.reply is not None and outcome.reply.text == "respuesta tras plegar"
+    assert outcome.retried
+    assert outcome.signal
+    assert outcome.reply is not None
+    assert outcome.reply.text == "respuesta tras plegar"
     assert len(rig.summarizer.calls) > calls_before
     assert len(rig.model.script) == 0
 
