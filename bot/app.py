@@ -16,7 +16,7 @@ from memory.foldin import FoldService
 from memory.sqlite import SQLiteStore
 from memory.summarizer import ModelSummarizer, Summarizer
 from memory.tokens import Tokenizer, default_tokenizer
-from memory.topic import TopicContext, decide, respect_undo
+from memory.topic import PROFILES, TopicContext, decide, respect_undo
 from memory.types import TopicDecision, TurnState
 from providers.base import ChatModel
 from providers.factory import ProviderCredentials, build_chat_model
@@ -72,7 +72,7 @@ def make_topic_check(settings: Settings, summary_model: ChatModel):  # type: ign
             summary_rounds=state.summary.round if state.summary else 0,
             language=settings.language,
         )
-        decision = await decide(mode, ctx, model)
+        decision = await decide(mode, ctx, model, PROFILES[settings.topic_profile])
         return respect_undo(decision, state.episode.reopened_at, now, settings.undo_minutes * 60)
 
     return check

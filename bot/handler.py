@@ -73,7 +73,7 @@ class ConversationHandler:
                 inbound.text,
                 inbound.ts,
             )  # a dry run writes nothing
-            return self.serial.submit(inbound.key, lambda: self._process(entry, dry_run=True))
+            return self.serial.submit(inbound.key, lambda: self._process(entry))
         added = await self.store.inbox_add(
             inbound.key,
             inbound.external_id,
@@ -117,24 +117,24 @@ class ConversationHandler:
 
     # -- processing ---------------------------------------------------------------------
 
-    async def _process(self, entry: InboxEntry, *, dry_run: bool = False) -> list[str]:
+    async def _process(self, entry: InboxEntry) -> list[str]:
         structlog.contextvars.bind_contextvars(key=entry.key)
         try:
             if entry.status == "answered":  # replied before a crash, delivery unconfirmed
                 texts = list(entry.replies)
             else:
                 async with self._working(entry.key):
-                    texts, recorded = await self._respond(entry, dry_run)
-                if not dry_run and not recorded:  # a turn marks it with its exchange
+                    texts, recorded = await self._respond(entry)
+                if entry.id and not recorded:  # a turn marks it with its exchange
                     await self.store.inbox_mark(entry.id, "answered", texts, at=_now())
             await self._deliver(entry.key, texts)
-            if not dry_run:
+            if entry.id:  # id 0: a debug message that never entered the inbox
                 await self.store.inbox_mark(entry.id, "done", at=_now())
             return texts
         finally:
             structlog.contextvars.unbind_contextvars("key")
 
-    async def _respond(self, entry: InboxEntry, dry_run: bool) -> tuple[list[str], bool]:
+    async def _respond(self, entry: InboxEntry) -> tuple[list[str], bool]:
         """The replies, and whether they were already recorded with an exchange."""
         lang = self.language
         text = entry.text.strip()
@@ -147,8 +147,10 @@ class ConversationHandler:
         if len(text) > self.settings.max_message_chars:
             limit = self.settings.max_message_chars
             return [t(lang, "too_long", chars=len(text), limit=limit)], False
-        prepared = await self.engine.prepare(entry.key, text, dry_run=dry_run)
-        if dry_run:
+        # Debug is decided now, not at intake: "/debug on" and the next message may arrive
+        # in one batch, and that message must already be a dry run.
+        prepared = await self.engine.prepare(entry.key, text)
+        if prepared.dry_run:
             return [render_debug(prepared, self.language)], False
         if isinstance(prepared.plan, TooLarge):
             log.info("message_too_large", tokens=prepared.plan.tokens, budget=prepared.plan.budget)

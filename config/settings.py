@@ -65,6 +65,7 @@ class Settings(BaseSettings):
     topic_detection: Literal["llm", "heuristic", "off"] = _v(
         "VENTANA_TOPIC_DETECTION", "heuristic"
     )
+    topic_profile: Literal["support", "chat"] = _v("VENTANA_TOPIC_PROFILE", "support")
     idle_reset_hours: float = _v("VENTANA_IDLE_RESET_HOURS", 0.0, ge=0)
     undo_minutes: float = _v("VENTANA_UNDO_MINUTES", 60.0, ge=0)
     max_message_chars: int = _v("VENTANA_MAX_MESSAGE_CHARS", 16_000, ge=100)

@@ -97,10 +97,15 @@ class MemoryEngine:
         """Tokens of `text` as budgets see them: our tokenizer, corrected by usage."""
         return self.calibration.apply(self.tokenizer.count(text))
 
-    async def prepare(self, key: str, message: str, *, dry_run: bool = False) -> Prepared:
-        """Topic check first, then the request, folding synchronously when over budget."""
+    async def prepare(self, key: str, message: str, *, dry_run: bool | None = None) -> Prepared:
+        """Topic check first, then the request, folding synchronously when over budget.
+
+        `dry_run=None` follows the session's debug flag as it is now; a dry run writes
+        nothing (a new session is created only when it is not one, and new sessions are
+        never in debug mode)."""
         now = self.clock()
-        state = await self._state(key, now, dry_run)
+        state = await self._state(key, now, bool(dry_run))
+        dry_run = state.debug if dry_run is None else dry_run
         decision = await self.topic(state, message, now)
         if decision.reset:
             if dry_run:

@@ -16,7 +16,7 @@ from typing import Literal
 from providers.base import ChatModel
 
 from .topic_context import TopicContext, base_signals
-from .topic_heuristic import DEFAULT_TUNING, Tuning, detect_heuristic
+from .topic_heuristic import DEFAULT_TUNING, PROFILES, SUPPORT_TUNING, Tuning, detect_heuristic
 from .topic_llm import PROMPT_VERSION, detect_llm, load_prompt, parse_llm_verdict
 from .types import TopicDecision
 
@@ -24,7 +24,9 @@ TopicMode = Literal["llm", "heuristic", "off"]
 
 __all__ = [
     "DEFAULT_TUNING",
+    "PROFILES",
     "PROMPT_VERSION",
+    "SUPPORT_TUNING",
     "TopicContext",
     "TopicMode",
     "Tuning",
@@ -37,7 +39,12 @@ __all__ = [
 ]
 
 
-async def decide(mode: TopicMode, ctx: TopicContext, model: ChatModel | None) -> TopicDecision:
+async def decide(
+    mode: TopicMode,
+    ctx: TopicContext,
+    model: ChatModel | None,
+    tuning: Tuning = SUPPORT_TUNING,
+) -> TopicDecision:
     """The topic decision for one incoming message, with `signals['mode']` recorded."""
     if mode == "off":
         return TopicDecision("continue", "off", base_signals(ctx) | {"mode": "off"})
@@ -47,7 +54,7 @@ async def decide(mode: TopicMode, ctx: TopicContext, model: ChatModel | None) ->
     extra: dict[str, object] = {"mode": "heuristic"}
     if mode == "llm":
         extra["llm_unavailable"] = True
-    return _with(detect_heuristic(ctx), extra)
+    return _with(detect_heuristic(ctx, tuning), extra)
 
 
 def respect_undo(

@@ -42,9 +42,15 @@ class Tuning:
     long_thread_discount: float = 0.3
     closure_novelty: float = 0.5
     family_share: float = 0.6
+    # A reset on word novelty alone (no closure, no intent change) needs an explicit
+    # new-request cue ("otra cosa", "by the way"). Support follow-ups ("will I need to
+    # return it?") are full of new words yet the same case; chit-chat is not.
+    lexical_needs_cue: bool = False
 
 
-DEFAULT_TUNING = Tuning()
+DEFAULT_TUNING = Tuning()  # the "chat" profile, tuned on TIAGE (casual dialogue)
+SUPPORT_TUNING = Tuning(lexical_needs_cue=True)  # the product default: precision first
+PROFILES = {"support": SUPPORT_TUNING, "chat": DEFAULT_TUNING}
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +96,8 @@ def detect_heuristic(ctx: TopicContext, tuning: Tuning = DEFAULT_TUNING) -> Topi
         return TopicDecision("reset", "case_closed", signals)
     if reading.family_shift:
         return TopicDecision("reset", "intent_changed", signals)
-    if reading.terms and score >= threshold:
+    cue_ok = bool(reading.new_request) or not tuning.lexical_needs_cue
+    if reading.terms and score >= threshold and cue_ok:
         return TopicDecision("reset", "new_subject", signals)
     return TopicDecision("continue", "same_case", signals)
 

@@ -134,3 +134,18 @@ class _Collect:
 
     def working(self, key: str) -> contextlib.nullcontext[None]:
         return contextlib.nullcontext()
+
+
+async def test_debug_on_applies_to_a_message_queued_right_behind_it(make_app: MakeApp) -> None:
+    """'/debug on' and the next message in one batch: that message is already a dry run."""
+    model = ScriptedChatModel()
+    app = await make_app(model, operators=("telegram:1",))
+    on = await app.handler.submit(inbound("telegram:1", "/debug on"))
+    msg = await app.handler.submit(inbound("telegram:1", "hola"))
+    assert on is not None
+    assert msg is not None
+    await on
+    (view,) = await msg
+    assert "DEPURACIÓN" in view
+    assert model.requests == []
+    assert await app.store.all_exchanges("telegram:1") == []

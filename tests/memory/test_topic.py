@@ -599,3 +599,51 @@ def test_respect_undo_suppresses_resets_for_a_while() -> None:
     assert kept.signals["suppressed_reset"] == "intent_changed"
     assert respect_undo(reset, now - timedelta(hours=2), now, within_s=3600) == reset
     assert respect_undo(reset, None, now, within_s=3600) == reset
+
+
+FOLLOW_UPS = [
+    (
+        "Hello, my order #A-5521 arrived damaged on July 14.",
+        "Sorry to hear that. I see order #A-5521; can you describe the damage?",
+    ),
+    (
+        "The box was crushed and the lamp base is cracked.",
+        "Thanks. I can offer a replacement or a refund of $84.90. Which do you prefer?",
+    ),
+    (
+        "A replacement, please. Ship it to the same address.",
+        "Done: replacement for #A-5521 ships within 3 business days.",
+    ),
+    ("Will I need to return the broken one?", "No, you can keep or recycle it."),
+    (
+        "Great. Can you email me the confirmation at sam@example.org?",
+        "Sent to sam@example.org. Anything else?",
+    ),
+    ("What's the tracking number?", "It will be TRK-99-1204 once the courier scans it."),
+]
+
+
+def test_support_profile_keeps_follow_up_questions_in_the_case() -> None:
+    """Support follow-ups full of new words never reset under the support profile."""
+    from memory.topic import SUPPORT_TUNING
+
+    now = datetime(2026, 7, 17, tzinfo=UTC)
+    for i in range(1, len(FOLLOW_UPS)):
+        window = tuple(
+            Exchange(j, 1, u, r) for j, (u, r) in enumerate(FOLLOW_UPS[max(0, i - 2) : i])
+        )
+        ctx = TopicContext(FOLLOW_UPS[i][0], window, "", now, now, 0, 0, "en")
+        assert not detect_heuristic(ctx, SUPPORT_TUNING).reset, FOLLOW_UPS[i][0]
+
+
+def test_support_profile_resets_on_an_explicit_new_request() -> None:
+    """A new-request cue with a new subject still resets under the support profile."""
+    from memory.topic import SUPPORT_TUNING
+
+    now = datetime(2026, 7, 17, tzinfo=UTC)
+    window = tuple(Exchange(j, 1, u, r) for j, (u, r) in enumerate(FOLLOW_UPS[-3:]))
+    message = "By the way, a different question: can I change the password of my account?"
+    ctx = TopicContext(message, window, "", now, now, 0, 0, "en")
+    decision = detect_heuristic(ctx, SUPPORT_TUNING)
+    assert decision.reset
+    assert decision.signals["new_request_cues"]
