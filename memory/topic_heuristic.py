@@ -19,7 +19,7 @@ from .topic_cues import (
     INTENT_FAMILIES,
     NEW_REQUEST,
 )
-from .topic_text import family_hits, phrase_hits, sentences, terms, words
+from .topic_text import family_hits, new_request_hits, phrase_hits, sentences, terms, words
 from .types import Exchange, TopicDecision
 
 
@@ -116,7 +116,7 @@ def _read(ctx: TopicContext, tuning: Tuning) -> _Reading:
         recent_overlap=len(message_terms & recent),
         opening_question=_opens_question(ctx.message, recent),
         answers_question=bool(last and "?" in last.reply_text and "?" not in ctx.message),
-        new_request=tuple(phrase_hits(ctx.message, NEW_REQUEST)),
+        new_request=tuple(new_request_hits(ctx.message, NEW_REQUEST)),
         continuation=tuple(phrase_hits(ctx.message, CONTINUATION)),
         back_references=tuple(sorted(BACK_REFERENCES.intersection(words(ctx.message)))),
         closure_last=_closure(last),

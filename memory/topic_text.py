@@ -145,6 +145,52 @@ def _present(folded: str, phrase: str) -> bool:
     return False
 
 
+# "¿qué otra cosa puedo probar?", "anything else I can try": asking for alternatives within
+# the case, not announcing a new subject.
+_WORD = re.compile(r"[a-z0-9]+")
+_ALTERNATIVE_ASKERS = frozenset(
+    [
+        "que",
+        "cual",
+        "cuales",
+        "alguna",
+        "alguno",
+        "algun",
+        "ninguna",
+        "ninguno",
+        "probar",
+        "intentar",
+        "hacer",
+        "what",
+        "which",
+        "any",
+        "anything",
+        "try",
+        "do",
+    ]
+)
+
+
+def new_request_hits(text: str, phrases: Iterable[str]) -> list[str]:
+    """New-subject cue phrases, minus those that ask for an alternative in the same case."""
+    folded = fold(text)
+    hits = []
+    for phrase in phrases:
+        pattern = r"[\s,;:.!?¡¿]+".join(re.escape(w) for w in phrase.split())
+        for match in re.finditer(rf"(?<![a-z0-9]){pattern}(?![a-z0-9])", folded):
+            before = _WORD.findall(_CLAUSE_END.split(folded[: match.start()])[-1])[-2:]
+            after = _WORD.findall(folded[match.end() :])[:2]
+            if _NEGATORS.intersection(before) or _ALTERNATIVE_ASKERS.intersection(before):
+                continue
+            if {"to", "que", "para"}.intersection(after[:1]) and _ALTERNATIVE_ASKERS.intersection(
+                after
+            ):
+                continue
+            hits.append(phrase)
+            break
+    return hits
+
+
 def family_hits(text: str, families: Mapping[str, tuple[str, ...]]) -> dict[str, int]:
     """How many words or phrases of each intent family `text` contains (zeros left out)."""
     tokens = words(text)

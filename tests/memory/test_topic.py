@@ -647,3 +647,25 @@ def test_support_profile_resets_on_an_explicit_new_request() -> None:
     decision = detect_heuristic(ctx, SUPPORT_TUNING)
     assert decision.reset
     assert decision.signals["new_request_cues"]
+
+
+@pytest.mark.parametrize(
+    ("text", "announces_new_subject"),
+    [
+        ("¿Qué otra cosa puedo probar?", False),
+        ("¿Hay alguna otra cosa que pueda hacer?", False),
+        ("Is there anything else I can try?", False),
+        ("Can I try something else?", False),
+        ("Otra cosa: ¿cómo cambio mi contraseña?", True),
+        ("Por cierto, ¿la base se puede devolver?", True),
+        ("Something else: my invoice is wrong", True),
+    ],
+)
+def test_asking_for_an_alternative_is_not_a_new_request(
+    text: str, announces_new_subject: bool
+) -> None:
+    """'¿Qué otra cosa puedo probar?' asks for another step of the same case."""
+    from memory.topic_cues import NEW_REQUEST
+    from memory.topic_text import new_request_hits
+
+    assert bool(new_request_hits(text, NEW_REQUEST)) is announces_new_subject
