@@ -149,3 +149,35 @@ async def test_debug_on_applies_to_a_message_queued_right_behind_it(make_app: Ma
     assert "DEPURACIÓN" in view
     assert model.requests == []
     assert await app.store.all_exchanges("telegram:1") == []
+
+
+async def test_fold_in_goes_to_the_summary_model_not_the_chat_model(tmp_path: Path) -> None:
+    """With both models configured, only the summary model sees fold-in requests."""
+    from bot.app import App
+    from config.settings import load_settings
+
+    settings = load_settings(
+        chat_model="openai:chat-model",
+        summary_model="anthropic:summary-model",
+        window_exchanges=2,
+        fold_batch=2,
+        topic_detection="off",
+    )
+    chat = ScriptedChatModel(name="chat")
+    summary = ScriptedChatModel(
+        name="summary",
+        default="Resumen: el usuario hizo varias preguntas sobre su pedido y el asistente "
+        "respondió a cada una con detalle; no quedan temas pendientes por ahora.",
+    )
+    app = await App.build(settings, db=tmp_path / "two.db", chat_model=chat, summary_model=summary)
+    try:
+        for i in range(6):
+            await app.handler.handle(
+                inbound("console:two", f"pregunta número {i} sobre el pedido")
+            )
+            await app.folds.drain()
+    finally:
+        await app.aclose()
+    assert summary.requests
+    assert {r.purpose for r in summary.requests} == {"fold"}
+    assert {r.purpose for r in chat.requests} == {"chat"}
