@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from collections.abc import Iterable, Iterator, Mapping
 
 _WORD = re.compile(r"[a-z0-9#$€][a-z0-9#_\-./@€$]*")
+_TEXT_CACHE = 4096
 _SENTENCE = re.compile(r"(?<=[.!?¿¡\n])\s+|\s*[¿¡]")
 
 
@@ -84,6 +86,7 @@ _SUFFIXES = (
 _STEM_CAP = 6
 
 
+@lru_cache(maxsize=_TEXT_CACHE)
 def fold(text: str) -> str:
     """Lower-case, accent-free, apostrophes removed; punctuation kept."""
     decomposed = unicodedata.normalize("NFKD", text.lower())
@@ -91,9 +94,11 @@ def fold(text: str) -> str:
     return plain.replace("'", "").replace("’", "")
 
 
-def words(text: str) -> list[str]:
-    """Folded word tokens (codes such as `#4821` or `order-731` stay whole)."""
-    return [w.strip(".-/_") for w in _WORD.findall(fold(text)) if w.strip(".-/_")]
+@lru_cache(maxsize=_TEXT_CACHE)
+def words(text: str) -> tuple[str, ...]:
+    """Folded word tokens (codes such as `#4821` or `order-731` stay whole). Cached: the
+    window's texts come back turn after turn."""
+    return tuple(w.strip(".-/_") for w in _WORD.findall(fold(text)) if w.strip(".-/_"))
 
 
 def stem(word: str) -> str:
@@ -109,14 +114,10 @@ def stem(word: str) -> str:
     return word[:_STEM_CAP]
 
 
-def terms(text: str) -> list[str]:
+@lru_cache(maxsize=_TEXT_CACHE)
+def terms(text: str) -> tuple[str, ...]:
     """Stemmed content words of `text`, in order, repeats kept."""
-    out = []
-    for word in words(text):
-        if _is_stopword(word):
-            continue
-        out.append(stem(word))
-    return out
+    return tuple(stem(word) for word in words(text) if not _is_stopword(word))
 
 
 def _is_stopword(word: str) -> bool:
@@ -136,9 +137,21 @@ def phrase_hits(text: str, phrases: Iterable[str]) -> list[str]:
     return [p for p in phrases if _present(folded, p)]
 
 
-def _present(folded: str, phrase: str) -> bool:
+@lru_cache(maxsize=2048)
+def _phrase_pattern(phrase: str) -> re.Pattern[str]:
+    """A cue phrase as whole words, any punctuation or spaces between its words."""
     pattern = r"[\s,;:.!?¡¿]+".join(re.escape(w) for w in phrase.split())
-    for match in re.finditer(rf"(?<![a-z0-9]){pattern}(?![a-z0-9])", folded):
+    return re.compile(rf"(?<![a-z0-9]){pattern}(?![a-z0-9])")
+
+
+def _matches(folded: str, phrase: str) -> Iterator[re.Match[str]]:
+    if phrase.split(" ", 1)[0] not in folded:  # cheap test first: most cues are absent
+        return iter(())
+    return _phrase_pattern(phrase).finditer(folded)
+
+
+def _present(folded: str, phrase: str) -> bool:
+    for match in _matches(folded, phrase):
         clause = _CLAUSE_END.split(folded[: match.start()])[-1]
         if not _NEGATORS.intersection(clause.split()[-3:]):
             return True
@@ -147,7 +160,7 @@ def _present(folded: str, phrase: str) -> bool:
 
 # "¿qué otra cosa puedo probar?", "anything else I can try": asking for alternatives within
 # the case, not announcing a new subject.
-_WORD = re.compile(r"[a-z0-9]+")
+_PLAIN_WORD = re.compile(r"[a-z0-9]+")
 _ALTERNATIVE_ASKERS = frozenset(
     [
         "que",
@@ -176,10 +189,9 @@ def new_request_hits(text: str, phrases: Iterable[str]) -> list[str]:
     folded = fold(text)
     hits = []
     for phrase in phrases:
-        pattern = r"[\s,;:.!?¡¿]+".join(re.escape(w) for w in phrase.split())
-        for match in re.finditer(rf"(?<![a-z0-9]){pattern}(?![a-z0-9])", folded):
-            before = _WORD.findall(_CLAUSE_END.split(folded[: match.start()])[-1])[-2:]
-            after = _WORD.findall(folded[match.end() :])[:2]
+        for match in _matches(folded, phrase):
+            before = _PLAIN_WORD.findall(_CLAUSE_END.split(folded[: match.start()])[-1])[-2:]
+            after = _PLAIN_WORD.findall(folded[match.end() :])[:2]
             if _NEGATORS.intersection(before) or _ALTERNATIVE_ASKERS.intersection(before):
                 continue
             if {"to", "que", "para"}.intersection(after[:1]) and _ALTERNATIVE_ASKERS.intersection(
@@ -192,20 +204,50 @@ def new_request_hits(text: str, phrases: Iterable[str]) -> list[str]:
 
 
 def family_hits(text: str, families: Mapping[str, tuple[str, ...]]) -> dict[str, int]:
-    """How many words or phrases of each intent family `text` contains (zeros left out)."""
+    """How many words or phrases of each intent family `text` contains (zeros left out).
+
+    Each distinct token is matched against the families once and remembered: the same
+    words come back every turn, and matching every entry against every token each time
+    was most of a turn's CPU."""
+    index = _index(families)
     tokens = words(text)
+    counts: dict[str, int] = {}
+    for token in tokens:
+        for family, hits in _token_hits(index, token):
+            counts[family] = counts.get(family, 0) + hits
     joined = " " + " ".join(tokens) + " "
-    counts = {}
-    for family, entries in families.items():
-        hits = sum(_entry_hits(entry, tokens, joined) for entry in entries)
+    for family, entries in index:
+        hits = sum(joined.count(" " + e + " ") for e in entries if " " in e)
         if hits:
-            counts[family] = hits
+            counts[family] = counts.get(family, 0) + hits
     return counts
 
 
-def _entry_hits(entry: str, tokens: list[str], joined: str) -> int:
-    if " " in entry:
-        return joined.count(" " + entry + " ")
+_Index = tuple[tuple[str, tuple[str, ...]], ...]
+_INDEXES: dict[int, tuple[Mapping[str, tuple[str, ...]], _Index]] = {}
+
+
+def _index(families: Mapping[str, tuple[str, ...]]) -> _Index:
+    """The families as a hashable value, built once per mapping."""
+    known = _INDEXES.get(id(families))
+    if known is None or known[0] is not families:
+        known = (families, tuple((name, tuple(entries)) for name, entries in families.items()))
+        _INDEXES[id(families)] = known
+    return known[1]
+
+
+@lru_cache(maxsize=65_536)
+def _token_hits(index: _Index, token: str) -> tuple[tuple[str, int], ...]:
+    """Per family, how many of its single-word entries `token` matches."""
+    out = []
+    for family, entries in index:
+        hits = sum(_single_hit(entry, token) for entry in entries if " " not in entry)
+        if hits:
+            out.append((family, hits))
+    return tuple(out)
+
+
+def _single_hit(entry: str, token: str) -> bool:
     if entry.endswith("*"):
-        return sum(1 for t in tokens if t.startswith(entry[:-1]))
-    return sum(1 for t in tokens if t in (entry, entry + "s", entry + "es"))
+        return token.startswith(entry[:-1])
+    return token in (entry, entry + "s", entry + "es")
