@@ -25,6 +25,7 @@ _MISSING_BONUS = 10
 _CONTEXT_MIN_WORDS = 4
 _CONTEXT_MAX_WORDS = 30
 _NON_WORD = re.compile(r"\W+")
+_DIGITS = re.compile(r"\d+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +91,7 @@ class ExtractiveSummarizer:
                 lines.append(line)
                 values.append(value)
                 seen += f" {_squash(line)} "
+        lines, values = _drop_superseded(lines, values)
         return "\n".join(trim_lines(lines, max_tokens, self.tokenizer.count, values))
 
 
@@ -136,6 +138,21 @@ def _context(text: str, seen: str) -> list[tuple[str, int]]:
 def _line(label: str, sentences: Sequence[tuple[str, int]], labels: _Labels) -> str:
     body = " ".join(s for s, _ in sentences)
     return f"- {label}: {labels.open}{body}{labels.close}"
+
+
+def _drop_superseded(lines: list[str], values: list[int]) -> tuple[list[str], list[int]]:
+    """Of lines that say the same thing with other numbers ("recogida el 11 de abril a las
+    10:00", then "… el 13 de abril a las 16:00"), keep the latest: no repeats, and the
+    current state wins. Facts of a dropped line are still guarded by the fact guard."""
+    latest: dict[str, int] = {}
+    for index, line in enumerate(lines):
+        latest[_shape(line)] = index
+    keep = [i for i, line in enumerate(lines) if latest[_shape(line)] == i]
+    return [lines[i] for i in keep], [values[i] for i in keep]
+
+
+def _shape(line: str) -> str:
+    return _DIGITS.sub("0", _squash(line))
 
 
 def _squash(text: str) -> str:

@@ -22,14 +22,17 @@ FactKind = str
 # incidental (and repeated everywhere), so they go first.
 PRIORITY: dict[FactKind, int] = {
     "id": 7,
-    "email": 6,
-    "phone": 6,
+    "email": 7,
+    "phone": 7,
     "amount": 5,
     "date": 4,
     "url": 3,
     "percent": 2,
     "time": 1,
 }
+
+
+IDENTITY_KINDS = frozenset({"id", "email", "phone", "url"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,13 +206,21 @@ def cap_key_facts(
 ) -> tuple[list[Fact], list[Fact]]:
     """Keep what fits in `budget_tokens` as key-fact lines; drop the least valuable first.
 
-    Lower `PRIORITY` goes first; within a kind, the oldest (earliest) fact goes first,
-    because the latest state matters most. Both lists keep the input order.
+    Lower `PRIORITY` goes first. Within a kind it depends on what the kind is: identity
+    facts (ids, emails, phones, URLs) are given once and stay true, so the most recently
+    introduced go first and the account number of message three survives; state values
+    (dates, times, amounts, percentages) get updated, so the oldest go first. Both lists
+    keep the input order.
     """
     costs = [count_tokens(render_fact(fact)) for fact in facts]
     total = sum(costs)
     doomed: set[int] = set()
-    for index in sorted(range(len(facts)), key=lambda i: (PRIORITY.get(facts[i].kind, 0), i)):
+
+    def expendable(i: int) -> tuple[int, int]:
+        kind = facts[i].kind
+        return PRIORITY.get(kind, 0), (-i if kind in IDENTITY_KINDS else i)
+
+    for index in sorted(range(len(facts)), key=expendable):
         if total <= budget_tokens:
             break
         doomed.add(index)

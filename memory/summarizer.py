@@ -16,7 +16,7 @@ from typing import Protocol, runtime_checkable
 from providers.base import ChatModel, ChatRequest, Message, ProviderError
 
 from .facts import Fact, dedupe, extract_facts, missing_facts
-from .guard import GuardResult, guard_summary
+from .guard import KEY_FACTS_HEADING, GuardResult, guard_summary
 from .tokens import Tokenizer
 from .types import Exchange
 
@@ -146,11 +146,25 @@ class FoldOutcome:
 
 
 def required_facts(previous: str, exchanges: Sequence[Exchange]) -> list[Fact]:
-    """Hard facts a new summary must keep: the previous summary's and the folded turns'."""
-    found = extract_facts(previous)
+    """Hard facts a new summary must keep: the previous summary's and the folded turns'.
+
+    Oldest first: the previous key-facts section (facts carried from earliest folds), then
+    the rest of the previous summary, then the folded turns. The cap relies on that order
+    to keep the identifiers and contacts that were given first."""
+    body, carried = _split_key_facts(previous)
+    found = extract_facts(carried) + extract_facts(body)
     for exchange in exchanges:
         found += extract_facts(exchange.user_text) + extract_facts(exchange.reply_text)
     return dedupe(found)
+
+
+def _split_key_facts(summary: str) -> tuple[str, str]:
+    """(body, key-facts section) of a summary written by the guard."""
+    for heading in KEY_FACTS_HEADING.values():
+        body, found, section = summary.rpartition("\n" + heading)
+        if found:
+            return body, section
+    return summary, ""
 
 
 async def fold_text(

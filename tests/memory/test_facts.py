@@ -159,10 +159,18 @@ def test_cap_drops_least_valuable_first() -> None:
 
 
 def test_cap_within_a_kind_drops_oldest_first() -> None:
-    """Among facts of one kind, the earliest is dropped first (latest state matters most)."""
+    """Among state values of one kind, the earliest is dropped first (latest state wins)."""
     facts = [Fact("time", "9:00"), Fact("time", "14:30")]
     kept, dropped = cap_key_facts(facts, len("- 14:30"), _one_token_per_char)
     assert (kept, dropped) == ([Fact("time", "14:30")], [Fact("time", "9:00")])
+
+
+def test_cap_keeps_the_earliest_identity_facts() -> None:
+    """Among ids and contacts, the first given survive: the account number of message 3."""
+    facts = [Fact("id", "#4821"), Fact("phone", "+34 612 345 678"), Fact("id", "#9999")]
+    budget = len("- #4821") + len("- +34 612 345 678")
+    kept, dropped = cap_key_facts(facts, budget, _one_token_per_char)
+    assert (kept, dropped) == (facts[:2], [Fact("id", "#9999")])
 
 
 def test_cap_with_room_keeps_everything() -> None:

@@ -417,3 +417,33 @@ def test_guard_output_always_fits_the_cap(body: str, values: Sequence[str], cap:
     if result.ok:
         assert len(result.text) <= cap
         assert set(result.dropped) == set(missing_facts(required, result.text))
+
+
+def test_extractive_keeps_only_the_latest_of_repeated_lines() -> None:
+    """Lines that differ only in their numbers collapse to the latest (no repeats)."""
+    from memory.extractive import ExtractiveSummarizer
+    from memory.types import Exchange
+
+    exchanges = [
+        Exchange(
+            i,
+            1,
+            f"¿Podéis recoger el {d} de abril?",
+            f"Reservo la recogida del {d} de abril a las {h}.",
+        )
+        for i, (d, h) in enumerate([(11, "10:00"), (13, "16:00"), (15, "14:45")], start=1)
+    ]
+    text = ExtractiveSummarizer().summary("", exchanges, language="es")
+    assert "15 de abril a las 14:45" in text
+    assert "11 de abril a las 10:00" not in text
+    assert text.count("Reservo la recogida") == 1
+
+
+def test_required_facts_put_carried_key_facts_first() -> None:
+    """Facts carried in the previous key-facts section come before newer ones."""
+    from memory.summarizer import required_facts
+    from memory.types import Exchange
+
+    previous = "- El usuario dijo: «pedido #PED-2»\n\nDatos clave:\n- +34 612 345 678\n- #PED-1"
+    facts = required_facts(previous, [Exchange(9, 1, "y el #PED-3", "vale")])
+    assert [f.value for f in facts] == ["+34 612 345 678", "#PED-1", "#PED-2", "#PED-3"]
