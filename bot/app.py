@@ -104,6 +104,7 @@ class App:
             summary_model = summary_model or built_summary
         store = await SQLiteStore.open(db if db is not None else settings.db)
         tokenizer = default_tokenizer()
+        tokenizer.count("warm-up")  # load the BPE tables now, not inside the first turn
         folds = FoldService(
             store,
             make_summarizer(settings, summary_model),

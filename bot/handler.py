@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -22,6 +23,7 @@ from memory.engine import MemoryEngine, Outcome, Prepared
 from memory.policy import Assembly, TooLarge
 from memory.store import ConversationStore
 from memory.types import InboxEntry
+from providers.base import valid_text
 
 from . import commands
 from .debugview import render_debug
@@ -59,11 +61,11 @@ class ConversationHandler:
 
         Returns None for a redelivery (already in the inbox): it is not processed again.
         """
+        inbound = replace(inbound, text=valid_text(inbound.text))
         if not self.settings.is_allowed(inbound.user):
             log.info("user_not_allowed", key=inbound.key)
             return self.serial.submit(inbound.key, lambda: self._refuse(inbound))
-        state = await self.store.peek_state(inbound.key, 1)
-        if state is not None and state.debug and not commands.is_command(inbound.text):
+        if not commands.is_command(inbound.text) and await self.store.is_debug(inbound.key):
             entry = InboxEntry(
                 0,
                 inbound.key,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 FactKind = str
 
@@ -142,6 +143,12 @@ _PHONE_DIGITS = (8, 15)
 
 def extract_facts(text: str) -> list[Fact]:
     """Hard facts of `text`, in order of appearance, without duplicates."""
+    return list(_extract(text))
+
+
+@lru_cache(maxsize=8192)
+def _extract(text: str) -> tuple[Fact, ...]:
+    """Cached: folds and the fact guard see the same summary and exchanges again and again."""
     spans = sorted(_candidates(text), key=lambda c: (c[0], -(c[1] - c[0]), c[3]))
     facts: list[Fact] = []
     end_of_last = -1
@@ -149,7 +156,7 @@ def extract_facts(text: str) -> list[Fact]:
         if start >= end_of_last:
             facts.append(Fact(kind, text[start:end]))
             end_of_last = end
-    return dedupe(facts)
+    return tuple(dedupe(facts))
 
 
 def _candidates(text: str) -> Iterable[tuple[int, int, FactKind, int]]:

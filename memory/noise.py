@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from functools import lru_cache
 
 from providers.base import ChatReply, ProviderError
 
@@ -162,6 +163,7 @@ def _has_repeated_sentence(text: str) -> bool:
     return count >= _LOOP_SENTENCE_COUNT and len(sentence) * count / total >= _LOOP_SENTENCE_SHARE
 
 
+@lru_cache(maxsize=4096)
 def _normalize(text: str) -> str:
     """Lowercase, strip accents and punctuation, collapse spaces ("I’m" -> "i m")."""
     decomposed = unicodedata.normalize("NFKD", text.casefold())

@@ -34,6 +34,22 @@ _EPISODE_COLS = "id, session_id, started_at, closed_at, close_reason, opened_by,
 _INBOX_COLS = "id, session_key, external_id, user_ref, kind, text, received_at, status, replies"
 
 
+# Session, current episode, latest summary version and the newest reply of either kind
+# (two index seeks on exchanges_window, not a scan), in one round trip.
+_STATE_SQL = (
+    "SELECT s.id, s.debug, s.last_activity_at, e.id, e.session_id, e.started_at, e.closed_at,"
+    " e.close_reason, e.opened_by, e.reopened_at,"
+    " (SELECT x.reply_text FROM exchanges x WHERE x.id = MAX("
+    "   COALESCE((SELECT MAX(id) FROM exchanges WHERE episode_id = e.id AND signal = 0), 0),"
+    "   COALESCE((SELECT MAX(id) FROM exchanges WHERE episode_id = e.id AND signal = 1), 0))),"
+    f" {', '.join('m.' + c.strip() for c in _SUMMARY_COLS.split(','))}"
+    " FROM sessions s JOIN episodes e ON e.id = s.current_episode_id"
+    " LEFT JOIN summaries m ON m.id = (SELECT id FROM summaries WHERE episode_id = e.id"
+    "   ORDER BY version DESC LIMIT 1)"
+    " WHERE s.key = ?"
+)
+
+
 def iso(at: datetime) -> str:
     return at.astimezone(UTC).isoformat()
 
@@ -126,6 +142,13 @@ class SQLiteStore:
         assert entry_id is not None
         return InboxEntry(entry_id, key, external_id, user, kind, text, at)
 
+    async def is_debug(self, key: str) -> bool:
+        """Whether `key` is in debug mode (False for an unknown key): one indexed read."""
+        rows = list(
+            await self._r.execute_fetchall("SELECT debug FROM sessions WHERE key = ?", (key,))
+        )
+        return bool(rows and rows[0][0])
+
     async def inbox_seen(self, key: str, external_id: str) -> bool:
         sql = "SELECT 1 FROM inbox WHERE session_key = ? AND external_id = ?"
         async with self._r.execute(sql, (key, external_id)) as cur:
@@ -173,34 +196,26 @@ class SQLiteStore:
 
     async def turn_state(self, key: str, window: int, at: datetime) -> TurnState:
         """The state of `key`, creating the session (and first episode) when new."""
-        await self._session(key, at)
         state = await self.peek_state(key, window)
+        if state is None:  # a new key (or a session without an episode): create, re-read
+            await self._session(key, at)
+            state = await self.peek_state(key, window)
         assert state is not None
         return state
 
     async def peek_state(self, key: str, window: int) -> TurnState | None:
-        """Like `turn_state`, but reads only: None for an unknown key."""
-        sql = (
-            "SELECT s.id, s.debug, s.last_activity_at, e.id, e.session_id, e.started_at,"
-            " e.closed_at, e.close_reason, e.opened_by, e.reopened_at FROM sessions s"
-            " JOIN episodes e ON e.id = s.current_episode_id WHERE s.key = ?"
-        )
-        async with self._r.execute(sql, (key,)) as cur:
-            row = await cur.fetchone()
-        if row is None:
+        """Like `turn_state`, but reads only: None for an unknown key.
+
+        Two queries: the session, episode, latest summary and last reply in one; the
+        window and pending exchanges in the other (one index range scan)."""
+        rows = list(await self._r.execute_fetchall(_STATE_SQL, (key,)))
+        if not rows:
             return None
-        episode = episode_row(row[3:])
-        summary = await self._latest_summary(episode.id)
+        row = tuple(rows[0])
+        episode = episode_row(row[3:10])
+        summary = summary_row(row[11:]) if row[11] is not None else None
         checkpoint = summary.checkpoint if summary else 0
-        recent = await self._fetch_exchanges(
-            f"SELECT {_EXCHANGE_COLS} FROM exchanges WHERE episode_id = ? AND signal = 1"
-            " ORDER BY id DESC LIMIT ?",
-            (episode.id, window),
-        )
-        recent.reverse()
-        start = recent[0].id if recent else None
-        pending = await self.signal_exchanges(episode.id, checkpoint, start) if start else []
-        last_reply = await self._last_reply(episode.id)
+        recent, pending = await self._window_and_pending(episode.id, checkpoint, window)
         last = datetime.fromisoformat(row[2]) if row[2] else None
         return TurnState(
             int(row[0]),
@@ -211,8 +226,23 @@ class SQLiteStore:
             tuple(recent),
             tuple(pending),
             last,
-            last_reply,
+            row[10],
         )
+
+    async def _window_and_pending(
+        self, episode_id: int, checkpoint: int, window: int
+    ) -> tuple[list[Exchange], list[Exchange]]:
+        """The last `window` signal exchanges, and the signal exchanges after the checkpoint
+        and before the window: every row with id ≥ min(checkpoint + 1, window start)."""
+        if window <= 0:  # as before: no window start, so nothing counts as pending
+            return [], []
+        rows = await self._fetch_exchanges(
+            f"SELECT {_EXCHANGE_COLS} FROM exchanges WHERE episode_id = ? AND signal = 1"
+            " AND id >= MIN(? + 1, COALESCE((SELECT id FROM exchanges WHERE episode_id = ?"
+            " AND signal = 1 ORDER BY id DESC LIMIT 1 OFFSET ?), 0)) ORDER BY id",
+            (episode_id, checkpoint, episode_id, window - 1),
+        )
+        return rows[-window:], rows[:-window]
 
     async def set_debug(self, key: str, on: bool, at: datetime) -> None:
         await self._session(key, at)
@@ -362,18 +392,18 @@ class SQLiteStore:
         another fold won, the episode was reset or forgotten, or the checkpoint would
         not move forward. That makes fold-in idempotent."""
         async with self.transaction() as db:
-            async with db.execute(
-                "SELECT COALESCE(MAX(version), 0), COALESCE(MAX(checkpoint), 0),"
-                " COALESCE(MAX(round), 0) FROM summaries WHERE episode_id = ?",
-                (new.episode_id,),
-            ) as cur:
-                row = await cur.fetchone()
-            assert row is not None
+            rows = list(
+                await db.execute_fetchall(
+                    "SELECT COALESCE(MAX(version), 0), COALESCE(MAX(checkpoint), 0),"
+                    " COALESCE(MAX(round), 0),"
+                    " EXISTS (SELECT 1 FROM episodes WHERE id = ? AND closed_at IS NULL)"
+                    " FROM summaries WHERE episode_id = ?",
+                    (new.episode_id, new.episode_id),
+                )
+            )
+            row = rows[0]
             latest, checkpoint, rounds = int(row[0]), int(row[1]), int(row[2])
-            async with db.execute(
-                "SELECT 1 FROM episodes WHERE id = ? AND closed_at IS NULL", (new.episode_id,)
-            ) as cur:
-                open_episode = await cur.fetchone() is not None
+            open_episode = bool(row[3])
             if latest != new.base_version or not open_episode or new.checkpoint < checkpoint:
                 return None
             version = latest + 1
@@ -419,32 +449,8 @@ class SQLiteStore:
         async with self._r.execute(sql, (episode_id,)) as cur:
             return [summary_row(row) for row in await cur.fetchall()]
 
-    async def _latest_summary(self, episode_id: int) -> SummaryVersion | None:
-        sql = (
-            f"SELECT {_SUMMARY_COLS} FROM summaries WHERE episode_id = ?"
-            " ORDER BY version DESC LIMIT 1"
-        )
-        async with self._r.execute(sql, (episode_id,)) as cur:
-            row = await cur.fetchone()
-        return summary_row(row) if row else None
-
-    async def _last_reply(self, episode_id: int) -> str | None:
-        # The newest reply of either kind: two index seeks, not a scan.
-        best: tuple[int, str] | None = None
-        for flag in (0, 1):
-            async with self._r.execute(
-                "SELECT id, reply_text FROM exchanges WHERE episode_id = ? AND signal = ?"
-                " ORDER BY id DESC LIMIT 1",
-                (episode_id, flag),
-            ) as cur:
-                row = await cur.fetchone()
-            if row is not None and (best is None or row[0] > best[0]):
-                best = (int(row[0]), str(row[1]))
-        return best[1] if best else None
-
     async def _fetch_exchanges(self, sql: str, params: tuple[Any, ...]) -> list[Exchange]:
-        async with self._r.execute(sql, params) as cur:
-            return [exchange_row(row) for row in await cur.fetchall()]
+        return [exchange_row(row) for row in await self._r.execute_fetchall(sql, params)]
 
     # -- operators and erasure ----------------------------------------------------------
 

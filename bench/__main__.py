@@ -1,0 +1,52 @@
+"""`make bench`: every benchmark in one run, then a table of targets (PASS/MISS).
+
+    python -m bench [--quick]
+
+Each figure is printed next to a baseline measured in the same run. `--quick` runs every
+benchmark in a small configuration (a smoke run, not figures to quote).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable, Sequence
+
+from . import concurrency, growth, overhead, tokens, topic_tiage
+from .common import Target
+
+
+def _tiage(argv: list[str]) -> list[Target]:
+    if topic_tiage.DEFAULT_DATA.exists():
+        topic_tiage.main([])
+    else:
+        print(f"== topic (TIAGE): data not found at {topic_tiage.DEFAULT_DATA}, skipped")
+    return []
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    flags = ["--quick"] if args.quick else []
+    benches: list[tuple[str, Callable[[list[str]], list[Target]]]] = [
+        ("tokens", tokens.main),
+        ("overhead", overhead.main),
+        ("growth", growth.main),
+        ("concurrency", concurrency.main),
+        ("topic", _tiage),
+    ]
+    targets: list[Target] = []
+    for name, run in benches:
+        started = time.perf_counter()
+        targets += run(flags)
+        print(f"   ({name}: {time.perf_counter() - started:.1f} s)\n")
+    print("== summary")
+    for target in targets:
+        print("  " + target.line())
+    passed = sum(t.passed for t in targets)
+    print(f"  {passed}/{len(targets)} targets met")
+
+
+if __name__ == "__main__":
+    main()

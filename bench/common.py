@@ -1,0 +1,135 @@
+"""Shared pieces of the benchmarks: fake models, settings, percentiles, target lines."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from bot.app import App
+from config.settings import Settings, load_settings
+from providers.base import ChatReply, ChatRequest, Usage
+
+T0 = datetime(2026, 1, 1, 9, 0, tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One figure with its target; `better` is "low" or "high"."""
+
+    bench: str
+    name: str
+    value: float
+    limit: float
+    better: str
+    shown: str
+
+    @property
+    def passed(self) -> bool:
+        return self.value <= self.limit if self.better == "low" else self.value >= self.limit
+
+    def line(self) -> str:
+        op = "≤" if self.better == "low" else "≥"
+        mark = "PASS" if self.passed else "MISS"
+        figure = f"{self.name:<46} {self.shown:>12}"
+        return f"{mark}  {self.bench:<11} {figure}  target {op} {self.limit:g}"
+
+
+class FastChat:
+    """A zero-latency chat model: a distinct, plausible reply per call (never noise)."""
+
+    name = "bench-fast"
+
+    def __init__(self, delay: float = 0.0) -> None:
+        self.delay = delay
+        self.calls = 0
+        self.requests: list[ChatRequest] = []
+        self.keep = False  # record requests (the token benchmark reads them)
+
+    async def complete(self, request: ChatRequest) -> ChatReply:
+        self.calls += 1
+        if self.keep:
+            self.requests.append(request)
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        last = request.messages[-1].content if request.messages else ""
+        text = (
+            f"Gracias, anoto lo que comentas ({len(last)} caracteres) en la respuesta "
+            f"{self.calls}. Revisamos el caso y te confirmamos el siguiente paso."
+        )
+        return ChatReply(text, "end", Usage(0, 0), self.name)
+
+
+class SleepySummaryModel:
+    """A summary model that takes `delay` seconds and returns a short plausible summary."""
+
+    name = "bench-summary"
+
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+        self.calls = 0
+
+    async def complete(self, request: ChatRequest) -> ChatReply:
+        self.calls += 1
+        await asyncio.sleep(self.delay)
+        # Echo the facts block back, so the fact guard is satisfied without a retry.
+        body = request.messages[-1].content if request.messages else ""
+        text = "Resumen: el cliente consulta por su caso; se registran sus mensajes.\n" + body[
+            -600:
+        ].replace("<", "(")
+        return ChatReply(text, "end", Usage(len(body) // 4, len(text) // 4), self.name)
+
+
+def quiet_logs() -> None:
+    """Warnings only: a log line per turn would measure the terminal, not the bot."""
+    structlog.configure(
+        wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
+        cache_logger_on_first_use=True,
+    )
+    logging.basicConfig(level=logging.WARNING, force=True)
+
+
+def bench_settings(db: Path, **overrides: Any) -> Settings:
+    base: dict[str, Any] = {
+        "db": db,
+        "chat_model": "offline",
+        "summary_model": "offline",
+        "log_level": "warning",
+    }
+    base.update(overrides)
+    return load_settings(**base)
+
+
+async def build_app(settings: Settings, chat: Any, summary: Any | None = None) -> App:
+    from providers.offline import OfflineChatModel
+
+    return await App.build(
+        settings,
+        db=settings.db,
+        chat_model=chat,
+        summary_model=summary if summary is not None else OfflineChatModel(),
+    )
+
+
+def ts(turn: int) -> datetime:
+    return T0 + timedelta(seconds=turn)
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..100); 0.0 for no values."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = max(0, min(len(ordered) - 1, math.ceil(q / 100 * len(ordered)) - 1))
+    return ordered[rank]
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.2f} ms"

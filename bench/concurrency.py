@@ -1,0 +1,164 @@
+"""Concurrency: many chats at once with a slow chat model, and slow folds off the reply path.
+
+    python -m bench.concurrency [--chats N] [--latency S] [--fold-latency S] [--quick]
+
+Throughput: N chats each send one message at the same instant; the chat model sleeps
+`--latency` seconds (asyncio.sleep). Ideal is N ÷ latency turns per second (every call
+overlapping); the figure is measured ÷ ideal.
+
+Folds: two runs on seeded databases, same settings (window 6, fold batch 4) and a summary
+model that sleeps `--fold-latency` seconds. In each run every chat sends two waves of one
+message; the reply latencies of the second wave are compared. In the "folds due" run the
+chats start with 9 signal exchanges and no summary, so the first wave makes 4 pending and
+starts a background fold per chat, still running during the second wave. In the "no folds"
+run the chats start empty, so nothing is due. The figure is p50(folds) ÷ p50(no folds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot.app import App
+from bot.inbound import Inbound
+
+from .common import (
+    FastChat,
+    SleepySummaryModel,
+    Target,
+    bench_settings,
+    build_app,
+    ms,
+    percentile,
+    quiet_logs,
+    ts,
+)
+from .seed import SeedSession, seed
+
+
+@dataclass(frozen=True, slots=True)
+class Wave:
+    wall_s: float
+    latencies: tuple[float, ...]
+
+    @property
+    def p50(self) -> float:
+        return percentile(self.latencies, 50)
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    chats: int
+    latency: float
+    burst: Wave
+    no_folds: Wave
+    folds: Wave
+    fold_calls: int  # summary-model calls started during the folds run
+
+    @property
+    def efficiency(self) -> float:
+        return (self.chats / self.burst.wall_s) / (self.chats / self.latency)
+
+    @property
+    def fold_ratio(self) -> float:
+        return self.folds.p50 / self.no_folds.p50
+
+
+async def wave(app: App, keys: Sequence[str], tag: str) -> Wave:
+    async def one(key: str) -> float:
+        t0 = time.perf_counter()
+        inbound = Inbound(key, f"Hola, ¿cómo va mi pedido? ({tag})", f"{tag}-{key}", ts(0), key)
+        replies = await app.handler.handle(inbound)
+        assert replies
+        return time.perf_counter() - t0
+
+    started = time.perf_counter()
+    latencies = await asyncio.gather(*(one(key) for key in keys))
+    return Wave(time.perf_counter() - started, tuple(latencies))
+
+
+async def _run(
+    db: Path, keys: Sequence[str], latency: float, fold_latency: float
+) -> tuple[Wave, Wave, int]:
+    summary = SleepySummaryModel(fold_latency)
+    settings = bench_settings(db, summary_model="openai:bench-summary")
+    app = await build_app(settings, FastChat(delay=latency), summary)
+    try:
+        first = await wave(app, keys, "w1")
+        second = await wave(app, keys, "w2")
+        started = summary.calls
+        await app.folds.drain()
+    finally:
+        await app.aclose()
+    return first, second, started
+
+
+async def measure(chats: int, latency: float, fold_latency: float) -> Result:
+    keys = [f"telegram:{100_000 + i}" for i in range(chats)]
+    with tempfile.TemporaryDirectory(prefix="ventana-conc-") as tmp:
+        quiet = Path(tmp) / "quiet.db"
+        due = Path(tmp) / "due.db"
+        await asyncio.to_thread(seed, due, [SeedSession(k, 9, summarize=False) for k in keys])
+        burst, no_folds, _ = await _run(quiet, keys, latency, fold_latency)
+        _, folds, calls = await _run(due, keys, latency, fold_latency)
+    return Result(chats, latency, burst, no_folds, folds, calls)
+
+
+def report(result: Result) -> list[Target]:
+    n, lat = result.chats, result.latency
+    print(f"== concurrency: {n} chats at once, chat model {lat:g} s (asyncio.sleep)")
+    print(
+        f"  burst of {n} new chats: wall {result.burst.wall_s:.2f} s, "
+        f"{n / result.burst.wall_s:.1f} turns/s vs ideal {n / lat:.1f} turns/s "
+        f"= {result.efficiency:.1%}   reply p50 {ms(result.burst.p50)}"
+    )
+    print(
+        f"  second wave, no folds due: p50 {ms(result.no_folds.p50)}   "
+        f"p99 {ms(percentile(result.no_folds.latencies, 99))}"
+    )
+    print(
+        f"  second wave, folds running ({result.fold_calls} summary calls): "
+        f"p50 {ms(result.folds.p50)}   "
+        f"p99 {ms(percentile(result.folds.latencies, 99))}"
+    )
+    print(f"  reply p50 ratio folds/no folds = {result.fold_ratio:.3f}")
+    return [
+        Target(
+            "concurrency",
+            f"throughput ÷ ideal, {n} chats × {lat:g} s",
+            result.efficiency,
+            0.9,
+            "high",
+            f"{result.efficiency:.1%}",
+        ),
+        Target(
+            "concurrency",
+            "reply p50 with slow folds ÷ without",
+            result.fold_ratio,
+            1.05,
+            "low",
+            f"{result.fold_ratio:.3f}",
+        ),
+    ]
+
+
+def main(argv: Sequence[str] | None = None) -> list[Target]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chats", type=int, default=1000)
+    parser.add_argument("--latency", type=float, default=2.0)
+    parser.add_argument("--fold-latency", type=float, default=3.0)
+    parser.add_argument("--quick", action="store_true", help="100 chats, 0.5 s / 0.75 s")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.chats, args.latency, args.fold_latency = 100, 0.5, 0.75
+    quiet_logs()
+    return report(asyncio.run(measure(args.chats, args.latency, args.fold_latency)))
+
+
+if __name__ == "__main__":
+    main()
