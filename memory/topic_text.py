@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
 from collections.abc import Iterable, Iterator, Mapping
+from functools import lru_cache
 
 _WORD = re.compile(r"[a-z0-9#$€][a-z0-9#_\-./@€$]*")
 _TEXT_CACHE = 4096
