@@ -50,6 +50,7 @@ class ConversationHandler:
         self.language = settings.language
         self.outboxes: dict[str, Outbox] = {}
         self.serial = KeyedSerial()
+        self._queued: set[int] = set()  # inbox ids queued or running here (bounded by work)
 
     def register(self, channel: str, outbox: Outbox) -> None:
         self.outboxes[channel] = outbox
@@ -85,9 +86,23 @@ class ConversationHandler:
             inbound.ts,
         )
         if added is None:
+            return await self._redelivered(inbound)
+        return self._queue(added)
+
+    async def _redelivered(self, inbound: Inbound) -> asyncio.Future[list[str]] | None:
+        """A redelivery is normally ignored. But if its entry is unfinished and nobody here
+        is working on it (the first delivery's intake was interrupted after the commit),
+        the redelivery is what gets it answered."""
+        entry = await self.store.inbox_get(inbound.key, inbound.external_id)
+        if entry is None or entry.status == "done" or entry.id in self._queued:
             log.info("duplicate_ignored", key=inbound.key, external_id=inbound.external_id)
             return None
-        return self.serial.submit(inbound.key, lambda: self._process(added))
+        log.info("duplicate_resumed", key=inbound.key, external_id=inbound.external_id)
+        return self._queue(entry)
+
+    def _queue(self, entry: InboxEntry) -> asyncio.Future[list[str]]:
+        self._queued.add(entry.id)
+        return self.serial.submit(entry.key, lambda: self._process(entry))
 
     async def handle(self, inbound: Inbound) -> list[str]:
         """Submit and wait for the replies (console, replay, tests)."""
@@ -106,7 +121,8 @@ class ConversationHandler:
             if channel is None or entry.key.split(":", 1)[0] == channel
         ]
         for entry in entries:
-            self.serial.submit(entry.key, lambda e=entry: self._process(e))  # type: ignore[misc]
+            if entry.id not in self._queued:
+                self._queue(entry)
         if entries:
             log.info("inbox_recovered", entries=len(entries))
         return len(entries)
@@ -122,19 +138,23 @@ class ConversationHandler:
     async def _process(self, entry: InboxEntry) -> list[str]:
         structlog.contextvars.bind_contextvars(key=entry.key)
         try:
-            if entry.status == "answered":  # replied before a crash, delivery unconfirmed
-                texts = list(entry.replies)
-            else:
-                async with self._working(entry.key):
-                    texts, recorded = await self._respond(entry)
-                if entry.id and not recorded:  # a turn marks it with its exchange
-                    await self.store.inbox_mark(entry.id, "answered", texts, at=_now())
-            await self._deliver(entry.key, texts)
-            if entry.id:  # id 0: a debug message that never entered the inbox
-                await self.store.inbox_mark(entry.id, "done", at=_now())
-            return texts
+            return await self._process_entry(entry)
         finally:
+            self._queued.discard(entry.id)
             structlog.contextvars.unbind_contextvars("key")
+
+    async def _process_entry(self, entry: InboxEntry) -> list[str]:
+        if entry.status == "answered":  # replied before a crash, delivery unconfirmed
+            texts = list(entry.replies)
+        else:
+            async with self._working(entry.key):
+                texts, recorded = await self._respond(entry)
+            if entry.id and not recorded:  # a turn marks it with its exchange
+                await self.store.inbox_mark(entry.id, "answered", texts, at=_now())
+        await self._deliver(entry.key, texts)
+        if entry.id:  # id 0: a debug message that never entered the inbox
+            await self.store.inbox_mark(entry.id, "done", at=_now())
+        return texts
 
     async def _respond(self, entry: InboxEntry) -> tuple[list[str], bool]:
         """The replies, and whether they were already recorded with an exchange."""

@@ -101,6 +101,14 @@ class SQLiteStore:
                 raise
             await asyncio.shield(self._w.execute("COMMIT"))
 
+    async def _statement(self, sql: str, params: tuple[Any, ...]) -> aiosqlite.Cursor:
+        """One statement on its own. SQLite applies a single statement entirely or not at
+        all (an implicit transaction), so it needs no BEGIN/COMMIT round trips; shielded,
+        so a cancelled caller never leaves it half-known to the connection. The lock keeps
+        it out of another coroutine's open transaction."""
+        async with self._lock:
+            return await asyncio.shield(self._w.execute(sql, params))
+
     async def _migrate(self) -> None:
         await self._w.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations "
@@ -129,16 +137,15 @@ class SQLiteStore:
     async def inbox_add(
         self, key: str, external_id: str, user: str, kind: str, text: str, at: datetime
     ) -> InboxEntry | None:
-        async with self.transaction() as db:
-            cur = await db.execute(
-                "INSERT INTO inbox (session_key, external_id, user_ref, kind, text, received_at,"
-                " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (session_key, external_id) DO NOTHING",
-                (key, external_id, user, kind, text, iso(at), iso(at)),
-            )
-            if cur.rowcount == 0:
-                return None
-            entry_id = cur.lastrowid
+        cur = await self._statement(
+            "INSERT INTO inbox (session_key, external_id, user_ref, kind, text, received_at,"
+            " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (session_key, external_id) DO NOTHING",
+            (key, external_id, user, kind, text, iso(at), iso(at)),
+        )
+        if cur.rowcount == 0:
+            return None
+        entry_id = cur.lastrowid
         assert entry_id is not None
         return InboxEntry(entry_id, key, external_id, user, kind, text, at)
 
@@ -148,6 +155,11 @@ class SQLiteStore:
             await self._r.execute_fetchall("SELECT debug FROM sessions WHERE key = ?", (key,))
         )
         return bool(rows and rows[0][0])
+
+    async def inbox_get(self, key: str, external_id: str) -> InboxEntry | None:
+        sql = f"SELECT {_INBOX_COLS} FROM inbox WHERE session_key = ? AND external_id = ?"
+        rows = list(await self._r.execute_fetchall(sql, (key, external_id)))
+        return inbox_row(rows[0]) if rows else None
 
     async def inbox_seen(self, key: str, external_id: str) -> bool:
         sql = "SELECT 1 FROM inbox WHERE session_key = ? AND external_id = ?"
@@ -162,8 +174,7 @@ class SQLiteStore:
     async def inbox_mark(
         self, entry_id: int, status: str, replies: Sequence[str] = (), *, at: datetime
     ) -> None:
-        async with self.transaction() as db:
-            await _mark(db, entry_id, status, replies, at)
+        await self._statement(*_mark_sql(entry_id, status, replies, at))
 
     async def inbox_prune(self, before: datetime) -> int:
         """Drop finished entries older than `before` (dedupe must outlive redeliveries)."""
@@ -565,10 +576,10 @@ async def _open_episode(
     return episode_id
 
 
-async def _mark(
-    db: aiosqlite.Connection, entry_id: int, status: str, replies: Sequence[str], at: datetime
-) -> None:
-    await db.execute(
+def _mark_sql(
+    entry_id: int, status: str, replies: Sequence[str], at: datetime
+) -> tuple[str, tuple[Any, ...]]:
+    return (
         "UPDATE inbox SET status = ?, replies = COALESCE(?, replies), attempts = attempts + 1,"
         " updated_at = ? WHERE id = ?",
         (
@@ -578,3 +589,9 @@ async def _mark(
             entry_id,
         ),
     )
+
+
+async def _mark(
+    db: aiosqlite.Connection, entry_id: int, status: str, replies: Sequence[str], at: datetime
+) -> None:
+    await db.execute(*_mark_sql(entry_id, status, replies, at))

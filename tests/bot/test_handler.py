@@ -181,3 +181,19 @@ async def test_fold_in_goes_to_the_summary_model_not_the_chat_model(tmp_path: Pa
     assert summary.requests
     assert {r.purpose for r in summary.requests} == {"fold"}
     assert {r.purpose for r in chat.requests} == {"chat"}
+
+
+async def test_redelivery_resumes_an_entry_whose_intake_was_interrupted(
+    make_app: MakeApp,
+) -> None:
+    """An unfinished inbox entry nobody is working on is answered when redelivered."""
+    model = ScriptedChatModel()
+    app = await make_app(model)
+    msg = inbound("telegram:8", "hola", ext="upd-1")
+    # The first delivery committed its row, then its caller was cancelled before queueing.
+    await app.store.inbox_add(msg.key, msg.external_id, msg.user, "text", msg.text, msg.ts)
+    replies = await app.handler.handle(msg)
+    assert len(replies) == 1
+    assert len(model.requests) == 1
+    assert await app.handler.handle(msg) == []  # now done: a true duplicate
+    assert len(await app.store.all_exchanges("telegram:8")) == 1
