@@ -44,6 +44,17 @@ class ChatReply:
     model: str = ""
 
 
+def valid_text(text: str) -> str:
+    """`text` as storable, sendable Unicode. JSON (a model's reply, a Telegram update, a
+    WhatsApp webhook) may carry lone surrogates (`"\\ud800"`), which SQLite and every
+    channel refuse to encode: split pairs are joined, a lone surrogate becomes U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
 @runtime_checkable
 class ChatModel(Protocol):
     """Anything that turns a request into a reply, or raises a `ProviderError`."""
