@@ -190,8 +190,52 @@ def _refund(rng: random.Random, n: int) -> tuple[str, str]:
     return rng.choice(options)
 
 
-def long_support(turns: int = 320, seed: int = 48213) -> list[Turn]:
-    """`turns` user turns (at least the opening), deterministic for a given seed."""
+# What an LLM support agent adds around the substance of a reply: explanations, next steps,
+# reassurance. No hard facts, so fact retention is measured on the same facts either way.
+_ELABORATION = (
+    "Te explico por qué lo hacemos así: queremos descartar primero lo más sencillo antes de "
+    "mover el equipo, porque cada envío al taller suma días de espera.",
+    "Si en algún momento notas algo distinto, aunque parezca menor, cuéntamelo y lo anoto en "
+    "el historial para que el técnico lo tenga delante.",
+    "Mientras tanto puedes seguir usando el portátil con normalidad; no hay riesgo de perder "
+    "datos por este fallo.",
+    "Sé que es un proceso pesado y te agradezco la paciencia; lo estamos siguiendo de cerca.",
+    "Cuando tengas un momento, prueba a reproducirlo en las mismas condiciones que la última "
+    "vez, así podremos comparar los resultados con precisión.",
+    "Te recomiendo guardar una copia de tus documentos en la nube o en un disco externo antes "
+    "de cualquier intervención, por si acaso.",
+    "El equipo técnico revisa estas incidencias por orden de llegada, y la tuya ya está "
+    "marcada para que no se pierda entre las demás.",
+    "Si prefieres que te llamemos en lugar de seguir por escrito, dímelo y lo organizamos a la "
+    "hora que mejor te venga.",
+    "Es un síntoma que hemos visto en otros equipos de la misma serie y normalmente se "
+    "resuelve, así que no te preocupes.",
+    "Para cualquier duda sobre la garantía, recuerda que cubre tanto las piezas como la mano "
+    "de obra durante todo el periodo vigente.",
+    "Anoto también tus comentarios sobre cómo está funcionando el resto del equipo, porque "
+    "ayudan a descartar causas.",
+    "Si la situación empeora de repente, no esperes a que te escribamos: contéstame aquí "
+    "mismo y lo priorizo.",
+)
+
+
+def long_support(turns: int = 320, seed: int = 48213, *, replies: str = "terse") -> list[Turn]:
+    """`turns` user turns (at least the opening), deterministic for a given seed.
+
+    `replies="terse"` keeps each scripted reply to its substance (the hardest case for
+    memory savings); `"llm"` adds two or three sentences of the explanation and next steps
+    an LLM agent writes around it (no hard facts among them)."""
+    out = _long_support(turns, seed)
+    if replies == "terse":
+        return out
+    rng = random.Random(seed + 1)
+    return [
+        Turn(t.user, " ".join([t.reply, *rng.sample(_ELABORATION, rng.randint(2, 3))]), t.ts)
+        for t in out
+    ]
+
+
+def _long_support(turns: int, seed: int) -> list[Turn]:
     rng = random.Random(seed)
     at = datetime(2025, 3, 11, 9, 12, tzinfo=UTC)
     out: list[Turn] = []
@@ -230,9 +274,10 @@ def as_jsonl(turns: list[Turn], session: str = SESSION) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Write the long Spanish support transcript.")
     parser.add_argument("--turns", type=int, default=320)
+    parser.add_argument("--replies", choices=("terse", "llm"), default="terse")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
-    text = as_jsonl(long_support(args.turns))
+    text = as_jsonl(long_support(args.turns, replies=args.replies))
     if args.out is None:
         print(text, end="")
     else:

@@ -25,6 +25,7 @@ PRIORITY: dict[FactKind, int] = {
     "id": 7,
     "email": 7,
     "phone": 7,
+    "postcode": 7,
     "amount": 5,
     "date": 4,
     "url": 3,
@@ -33,7 +34,7 @@ PRIORITY: dict[FactKind, int] = {
 }
 
 
-IDENTITY_KINDS = frozenset({"id", "email", "phone", "url"})
+IDENTITY_KINDS = frozenset({"id", "email", "phone", "postcode", "url"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +120,14 @@ _PATTERNS: list[tuple[FactKind, re.Pattern[str], int]] = [
         "phone",
         re.compile(r"(?<![\d.,])[6789]\d{2}(?:[ .]\d{3}[ .]\d{3}|(?:[ .]\d{2}){3})(?![\d.,])"),
         0,
+    ),
+    # A postcode is part of an address only next to its city ("28028 Madrid") or named
+    # ("CP 28028", "código postal 08001", "ZIP 94105"); a bare five-digit number is not.
+    ("postcode", re.compile(r"(?<![\w.,-])\d{5}(?=\s+[A-ZÁÉÍÓÚÑ][a-záéíóúñ]{2,})"), 0),
+    (
+        "postcode",
+        re.compile(r"(?i:\bc\.?\s?p\.?|c[oó]digo postal|zip(?: code)?|postcode)\s*:?\s*(\d{5})\b"),
+        1,
     ),
     ("id", re.compile(r"(?<!\w)#(?=[A-Za-z0-9-]{0,40}\d)[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*"), 0),
     (
@@ -237,9 +246,18 @@ def cap_key_facts(
     return kept, dropped
 
 
+# Labels that make a context-dependent value recognisable again on its own line.
+_RENDER_LABELS: dict[FactKind, str] = {"postcode": "CP", "id": "ref"}
+
+
 def render_fact(fact: Fact) -> str:
-    """One key-facts line, as appended to a summary."""
-    return f"- {fact.value}"
+    """One key-facts line, as appended to a summary. It must extract back to the same
+    fact, or the next fold would not require it and it would silently disappear: a bare
+    "28028" is no postcode, "CP 28028" is."""
+    plain = f"- {fact.value}"
+    if fact in _extract(plain):
+        return plain
+    return f"- {_RENDER_LABELS.get(fact.kind, fact.kind)} {fact.value}"
 
 
 def dedupe(facts: Iterable[Fact]) -> list[Fact]:

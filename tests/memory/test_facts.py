@@ -6,7 +6,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory.facts import PRIORITY, Fact, cap_key_facts, extract_facts, missing_facts
+from memory.facts import (
+    PRIORITY,
+    Fact,
+    cap_key_facts,
+    extract_facts,
+    missing_facts,
+    render_fact,
+)
 
 
 def values(text: str, kind: str | None = None) -> list[str]:
@@ -202,3 +209,35 @@ def test_extraction_never_raises_and_values_are_substrings(text: str) -> None:
         assert fact.value in text
         assert fact.kind in PRIORITY
     assert missing_facts(facts, text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("La dirección es calle Alcalá 214, 3.º B, 28028 Madrid.", ["28028"]),
+        ("Envíalo al CP 08001, por favor", ["08001"]),
+        ("código postal: 41001", ["41001"]),
+        ("Ship it to ZIP 94105", ["94105"]),
+        ("Tengo 12345 puntos acumulados", []),
+    ],
+)
+def test_postcodes_with_their_city_or_label(text: str, expected: list[str]) -> None:
+    """A postcode is kept next to its city or when named; a bare number is not a fact."""
+    assert [f.value for f in extract_facts(text) if f.kind == "postcode"] == expected
+
+
+@pytest.mark.parametrize(
+    "fact",
+    [
+        Fact("postcode", "28028"),
+        Fact("id", "12345"),
+        Fact("id", "#A-5521"),
+        Fact("phone", "+34 612 345 678"),
+        Fact("email", "sam@example.org"),
+        Fact("amount", "1.250,50 €"),
+        Fact("date", "19 de julio"),
+    ],
+)
+def test_a_rendered_key_fact_extracts_back_to_itself(fact: Fact) -> None:
+    """Key-facts lines survive the next fold: each line is recognised as the same fact."""
+    assert fact in extract_facts(render_fact(fact))
