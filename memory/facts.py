@@ -222,7 +222,7 @@ def cap_key_facts(
 ) -> tuple[list[Fact], list[Fact]]:
     """Keep what fits in `budget_tokens` as key-fact lines; drop the least valuable first.
 
-    Lower `PRIORITY` goes first. Within a kind it depends on what the kind is: identity
+    Lower `PRIORITY` goes first (a bare-number id counts one lower). Within a kind it depends on what the kind is: identity
     facts (ids, emails, phones, URLs) are given once and stay true, so the most recently
     introduced go first and the account number of message three survives; state values
     (dates, times, amounts, percentages) get updated, so the oldest go first. Both lists
@@ -233,8 +233,12 @@ def cap_key_facts(
     doomed: set[int] = set()
 
     def expendable(i: int) -> tuple[int, int]:
-        kind = facts[i].kind
-        return PRIORITY.get(kind, 0), (-i if kind in IDENTITY_KINDS else i)
+        fact = facts[i]
+        # A bare number caught after a label ("seguimiento 239") is a less certain id than
+        # a structured one ("TRK-5590217", "#PED-48213"): it goes first among ids.
+        weak = fact.kind == "id" and fact.value.isdigit()
+        rank = PRIORITY.get(fact.kind, 0) - weak
+        return rank, (-i if fact.kind in IDENTITY_KINDS else i)
 
     for index in sorted(range(len(facts)), key=expendable):
         if total <= budget_tokens:

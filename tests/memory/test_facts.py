@@ -241,3 +241,10 @@ def test_postcodes_with_their_city_or_label(text: str, expected: list[str]) -> N
 def test_a_rendered_key_fact_extracts_back_to_itself(fact: Fact) -> None:
     """Key-facts lines survive the next fold: each line is recognised as the same fact."""
     assert fact in extract_facts(render_fact(fact))
+
+
+def test_bare_number_ids_go_before_structured_ones() -> None:
+    """'seguimiento 239' yields before 'TRK-5590217' when the cap forces a choice."""
+    facts = [Fact("id", "239"), Fact("id", "TRK-5590217")]
+    kept, dropped = cap_key_facts(facts, len("- TRK-5590217"), _one_token_per_char)
+    assert (kept, dropped) == ([Fact("id", "TRK-5590217")], [Fact("id", "239")])
