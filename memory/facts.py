@@ -222,8 +222,9 @@ def cap_key_facts(
 ) -> tuple[list[Fact], list[Fact]]:
     """Keep what fits in `budget_tokens` as key-fact lines; drop the least valuable first.
 
-    Lower `PRIORITY` goes first (a bare-number id counts one lower). Within a kind it depends on what the kind is: identity
-    facts (ids, emails, phones, URLs) are given once and stay true, so the most recently
+    Lower `PRIORITY` goes first (a bare-number id counts one lower). Within a kind it
+    depends on what the kind is: identity facts (ids, emails, phones, postcodes, URLs) are
+    given once and stay true, so the most recently
     introduced go first and the account number of message three survives; state values
     (dates, times, amounts, percentages) get updated, so the oldest go first. Both lists
     keep the input order.
