@@ -27,6 +27,7 @@ from .base import (
     ProviderUnavailable,
     StopReason,
     Usage,
+    valid_text,
 )
 from .errors import ErrorFacts, classify, contains_any, describe, parse_retry_after
 from .retry import RetryPolicy, Sleep, with_retries
@@ -121,7 +122,10 @@ def to_reply(message: SDKMessage, requested_model: str) -> ChatReply:
         raise ProviderUnavailable("anthropic: malformed response") from exc
     stop = _STOP_REASONS.get(message.stop_reason, "other")
     return ChatReply(
-        text=text, stop_reason=stop, usage=counted, model=message.model or requested_model
+        text=valid_text(text),
+        stop_reason=stop,
+        usage=counted,
+        model=message.model or requested_model,
     )
 
 

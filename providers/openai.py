@@ -34,6 +34,7 @@ from .base import (
     ProviderUnavailable,
     StopReason,
     Usage,
+    valid_text,
 )
 from .errors import ErrorFacts, classify, contains_any, describe, parse_retry_after
 from .retry import RetryPolicy, Sleep, with_retries
@@ -152,7 +153,10 @@ def to_reply(completion: ChatCompletion, requested_model: str) -> ChatReply:
         raise ProviderUnavailable("openai: malformed response") from exc
     stop = _FINISH_REASONS.get(choice.finish_reason, "other")
     return ChatReply(
-        text=text, stop_reason=stop, usage=counted, model=completion.model or requested_model
+        text=valid_text(text),
+        stop_reason=stop,
+        usage=counted,
+        model=completion.model or requested_model,
     )
 
 

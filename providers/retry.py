@@ -73,8 +73,11 @@ async def with_retries(
     retries = 0
     while True:
         remaining = policy.deadline - (clock() - start)
+        limit = min(policy.attempt_timeout, remaining)
+        # The grace comes out of what is left, so the hard stop never passes the deadline.
+        grace = max(0.0, min(policy.grace, remaining - limit))
         try:
-            return await _bounded(attempt, min(policy.attempt_timeout, remaining), policy.grace)
+            return await _bounded(attempt, limit, grace)
         except ProviderError as error:
             delay = next_delay(error, retries_done=retries, elapsed=clock() - start, policy=policy)
             if delay is None:

@@ -1,0 +1,1 @@
+"""Loopback fakes, process control and database checks shared by the reliability tests."""
