@@ -122,6 +122,7 @@ class App:
             reply_tokens=settings.reply_tokens,
             summary_tokens=settings.summary_tokens,
             language=settings.language,
+            sync_fold_seconds=settings.reply_deadline_seconds * 0.6,
         )
         engine = MemoryEngine(
             store,

@@ -4,6 +4,7 @@ the noise filter and the stored exchange. Channel-agnostic; no user-facing wordi
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
@@ -40,6 +41,7 @@ class EngineConfig:
     reply_tokens: int = 1024
     summary_tokens: int = 800
     language: str = "es"
+    sync_fold_seconds: float = 20.0  # all synchronous folding of one turn, together
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,21 +131,33 @@ class MemoryEngine:
         self, key: str, state: TurnState, message: str, dry_run: bool
     ) -> tuple[Assembly | TooLarge, int, int]:
         folds = 0
+        until = time.monotonic() + self.config.sync_fold_seconds
         while True:
             plan = self._plan(state, message)
             if not isinstance(plan, FoldFirst):
                 return plan, folds, 0
             if dry_run:
                 return self._assemble(state, message), 0, len(plan.exchanges)
-            if (
-                folds >= MAX_SYNC_FOLDS
-                or await self.folds.fold(key, keep_window=plan.keep_window) is None
-            ):
+            if folds >= MAX_SYNC_FOLDS or not await self._sync_fold(key, plan.keep_window, until):
                 log.warning("over_budget_fold_failed", key=key, over_by=plan.over_by)
                 budget = self.config.context_tokens
                 return TooLarge(plan.over_by + budget, budget, "fold_failed"), folds, 0
             folds += 1
             state = await self.store.turn_state(key, plan.keep_window, self.clock())
+
+    async def _sync_fold(self, key: str, keep_window: int, until: float) -> bool:
+        """A fold on the reply path, bounded (all of a turn's folds share one budget) so a
+        hanging summary model cannot hold the reply past its deadline; a fold cut short
+        writes nothing."""
+        remaining = until - time.monotonic()
+        if remaining <= 0:
+            return False
+        try:
+            async with asyncio.timeout(remaining):
+                return await self.folds.fold(key, keep_window=keep_window) is not None
+        except TimeoutError:
+            log.warning("sync_fold_timeout", key=key, seconds=self.config.sync_fold_seconds)
+            return False
 
     def _plan(self, state: TurnState, message: str) -> Assembly | FoldFirst | TooLarge:
         return plan_request(
@@ -222,7 +236,7 @@ class MemoryEngine:
 
     async def _after_context_too_long(self, prepared: Prepared) -> Assembly | None:
         keep = max(0, len(prepared.state.window) // 2)
-        await self.folds.fold(prepared.key, keep_window=keep)
+        await self._sync_fold(prepared.key, keep, time.monotonic() + self.config.sync_fold_seconds)
         state = await self.store.turn_state(prepared.key, keep, self.clock())
         plan = self._plan(state, prepared.message)
         return plan if isinstance(plan, Assembly) else None

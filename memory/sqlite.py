@@ -245,8 +245,8 @@ class SQLiteStore:
     ) -> tuple[list[Exchange], list[Exchange]]:
         """The last `window` signal exchanges, and the signal exchanges after the checkpoint
         and before the window: every row with id ≥ min(checkpoint + 1, window start)."""
-        if window <= 0:  # as before: no window start, so nothing counts as pending
-            return [], []
+        if window <= 0:  # no window: everything after the checkpoint is pending
+            return [], await self.signal_exchanges(episode_id, checkpoint)
         rows = await self._fetch_exchanges(
             f"SELECT {_EXCHANGE_COLS} FROM exchanges WHERE episode_id = ? AND signal = 1"
             " AND id >= MIN(? + 1, COALESCE((SELECT id FROM exchanges WHERE episode_id = ?"

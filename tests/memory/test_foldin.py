@@ -167,3 +167,30 @@ async def test_failed_fold_pauses_background_requests(rig: Rig) -> None:
     rig.summarizer.fail = True
     await _turns(rig, 8)
     assert len(rig.summarizer.calls) == 1
+
+
+async def test_hanging_summary_model_cannot_hold_the_reply(rig: Rig) -> None:
+    """Over budget with a summary model that never answers: refused within the budget."""
+    import asyncio
+    import time
+    from dataclasses import replace
+
+    rig.summarizer.fail = True
+    await _turns(rig, 6, words=60)
+    rig.summarizer.fail = False
+    rig.summarizer.gate = asyncio.Event()  # never set: the summary model hangs
+    rig.engine.config = replace(rig.engine.config, sync_fold_seconds=0.2)
+    started = time.monotonic()
+    prepared = await rig.engine.prepare(KEY, "otra " + " ".join(["p"] * 60))
+    assert time.monotonic() - started < 1.0
+    assert isinstance(prepared.plan, TooLarge)
+    assert prepared.plan.reason == "fold_failed"
+
+
+async def test_window_zero_makes_everything_after_the_checkpoint_pending(rig: Rig) -> None:
+    """With no window, the exchanges after the checkpoint are pending, not forgotten."""
+    await _turns(rig, 3)
+    state = await rig.store.peek_state(KEY, 0)
+    assert state is not None
+    assert state.window == ()
+    assert len(state.pending) == 3
