@@ -7,6 +7,7 @@ import sys
 
 import structlog
 
+from config.logging import configure_logging
 from config.settings import Settings
 
 from .app import App
@@ -33,7 +34,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     console.set_defaults(runner=cmd_console)
 
 
+def _quiet_console_logs(settings: Settings) -> None:
+    """In a terminal chat, info lines would interleave with the conversation: show only
+    warnings unless VENTANA_LOG_LEVEL was set on purpose."""
+    if "log_level" not in settings.model_fields_set:
+        configure_logging(settings.log_format, "warning")
+
+
 async def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
+    _quiet_console_logs(settings)
     app = await App.build(settings)
     try:
         return await run_console(app, args.session, debug=args.debug)
@@ -44,6 +53,7 @@ async def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
 async def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     if not (settings.telegram_enabled or settings.whatsapp_enabled):
         sys.stdout.write(BANNER + "\n")
+        _quiet_console_logs(settings)
         app = await App.build(settings)
         try:
             return await run_console(app, "local")

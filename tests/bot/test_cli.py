@@ -107,3 +107,12 @@ def test_signal_stops_cleanly(tmp_path: Path, sig: signal.Signals) -> None:
     assert proc.returncode in (0, 130), err
     assert "Traceback" not in err
     assert not (tmp_path / "cli.db-wal").exists() or (tmp_path / "cli.db-wal").stat().st_size == 0
+
+
+def test_console_keeps_info_logs_out_of_the_chat(tmp_path: Path) -> None:
+    """In the console, per-turn info lines stay hidden unless VENTANA_LOG_LEVEL says so."""
+    quiet = _run(["console"], tmp_path, "hello\n")
+    assert '"turn"' not in quiet.stderr
+    assert " turn " not in quiet.stderr
+    loud = _run(["console"], tmp_path, "hello again\n", VENTANA_LOG_LEVEL="info")
+    assert "turn" in loud.stderr
