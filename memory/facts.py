@@ -34,6 +34,9 @@ PRIORITY: dict[FactKind, int] = {
 }
 
 
+# Facts from the opening of an episode (the order number, the phone, the amount paid)
+# outrank everything else when the key-facts section must shrink.
+PINNED_BONUS = 100
 IDENTITY_KINDS = frozenset({"id", "email", "phone", "postcode", "url"})
 
 
@@ -218,11 +221,15 @@ def _is_word(char: str) -> bool:
 
 
 def cap_key_facts(
-    facts: Sequence[Fact], budget_tokens: int, count_tokens: Callable[[str], int]
+    facts: Sequence[Fact],
+    budget_tokens: int,
+    count_tokens: Callable[[str], int],
+    pinned: frozenset[Fact] = frozenset(),
 ) -> tuple[list[Fact], list[Fact]]:
     """Keep what fits in `budget_tokens` as key-fact lines; drop the least valuable first.
 
-    Lower `PRIORITY` goes first (a bare-number id counts one lower). Within a kind it
+    Lower `PRIORITY` goes first (a bare-number id counts one lower; `pinned` facts, from
+    the opening of the episode, go last of all). Within a kind it
     depends on what the kind is: identity facts (ids, emails, phones, postcodes, URLs) are
     given once and stay true, so the most recently
     introduced go first and the account number of message three survives; state values
@@ -238,7 +245,7 @@ def cap_key_facts(
         # A bare number caught after a label ("seguimiento 239") is a less certain id than
         # a structured one ("TRK-5590217", "#PED-48213"): it goes first among ids.
         weak = fact.kind == "id" and fact.value.isdigit()
-        rank = PRIORITY.get(fact.kind, 0) - weak
+        rank = PRIORITY.get(fact.kind, 0) - weak + PINNED_BONUS * (fact in pinned)
         return rank, (-i if fact.kind in IDENTITY_KINDS else i)
 
     for index in sorted(range(len(facts)), key=expendable):

@@ -18,6 +18,7 @@ import structlog
 
 from providers.base import ProviderError
 
+from .facts import Fact, extract_facts
 from .store import ConversationStore, NewSummary
 from .summarizer import Summarizer, fold_text
 from .tokens import Tokenizer
@@ -26,6 +27,7 @@ from .types import Exchange, SummaryVersion, TurnState
 log = structlog.get_logger(__name__)
 REBUILD_BATCH = 24  # exchanges per summarizer call when rebuilding from raw
 FAILURE_COOLDOWN_S = 30.0  # after a summary-model error, background folds pause this long
+PIN_EXCHANGES = 10  # the opening exchanges whose facts are pinned in the summary
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,9 +148,10 @@ class FoldService:
         if not exchanges:
             return None
         draft = _Draft("", 0, 0, ())
+        pinned = await self._pinned(state)
         for start in range(0, len(exchanges), REBUILD_BATCH):
             step = await self._summarize(
-                state.key, draft.text, exchanges[start : start + REBUILD_BATCH]
+                state.key, draft.text, exchanges[start : start + REBUILD_BATCH], pinned
             )
             if step is None:
                 return None
@@ -163,11 +166,21 @@ class FoldService:
     async def _fold_into(
         self, state: TurnState, previous: str, exchanges: Sequence[Exchange]
     ) -> SummaryVersion | None:
-        draft = await self._summarize(state.key, previous, exchanges)
+        draft = await self._summarize(state.key, previous, exchanges, await self._pinned(state))
         return None if draft is None else await self._write(state, draft, exchanges)
 
+    async def _pinned(self, state: TurnState) -> frozenset[Fact]:
+        """Facts from the opening of the episode: where a customer gives the order number,
+        the contact details and the amounts the whole case hangs on (an indexed read)."""
+        opening = await self.store.signal_exchanges(state.episode.id, 0, limit=PIN_EXCHANGES)
+        return frozenset(
+            fact
+            for ex in opening
+            for fact in extract_facts(ex.user_text) + extract_facts(ex.reply_text)
+        )
+
     async def _summarize(
-        self, key: str, previous: str, batch: Sequence[Exchange]
+        self, key: str, previous: str, batch: Sequence[Exchange], pinned: frozenset[Fact]
     ) -> _Draft | None:
         try:
             outcome = await fold_text(
@@ -177,6 +190,7 @@ class FoldService:
                 language=self.language,
                 cap_tokens=self.summary_tokens,
                 tokenizer=self.tokenizer,
+                pinned=pinned,
             )
         except ProviderError as exc:
             log.warning("fold_failed", key=key, error=exc.kind, exchanges=len(batch))

@@ -23,6 +23,8 @@ MIN_TOKENS = 24
 MIN_SHARE_OF_SOURCE = 0.1
 # The key-facts section may take at most this share of the cap when the body is too long.
 KEY_FACTS_RESERVE = 0.25
+SECTION_SLACK = 4  # tokens: a joined text may count a little more than its parts
+TRIM_ROUNDS = 4
 
 _CUES = re.compile(
     r"(?i)\b(?:confirm\w*|acord\w*|decid\w*|aprob\w*|approv\w*|agreed|agree|acept\w*|accept\w*"
@@ -61,6 +63,7 @@ def guard_summary(
     cap_tokens: int,
     count_tokens: CountTokens,
     source_tokens: int = 0,
+    pinned: frozenset[Fact] = frozenset(),
 ) -> GuardResult:
     """Reject bad drafts; append missing facts under a key-facts heading; fit `cap_tokens`."""
     body = draft_text.strip()
@@ -70,12 +73,17 @@ def guard_summary(
     required = dedupe(required)
     missing = missing_facts(required, body)
     heading = KEY_FACTS_HEADING.get(language[:2], KEY_FACTS_HEADING["en"])
-    section = _section_cost(missing, heading, count_tokens)
-    if count_tokens(body) + section > cap_tokens:
-        reserve = min(section, int(cap_tokens * KEY_FACTS_RESERVE))
+    # Trimming the body to make room can take more facts with it, so size the room again
+    # until the section fits (never more than KEY_FACTS_RESERVE of the cap).
+    reserve = 0
+    for _ in range(TRIM_ROUNDS):
+        section = _section_cost(missing, heading, count_tokens) + len(missing) + SECTION_SLACK
+        if count_tokens(body) + section <= cap_tokens or reserve >= cap_tokens * KEY_FACTS_RESERVE:
+            break
+        reserve = min(max(reserve, section), int(cap_tokens * KEY_FACTS_RESERVE))
         body = "\n".join(trim_lines(body.splitlines(), cap_tokens - reserve, count_tokens))
         missing = missing_facts(required, body)
-    text, dropped = _append_key_facts(body, missing, heading, cap_tokens, count_tokens)
+    text, dropped = _append_key_facts(body, missing, heading, cap_tokens, count_tokens, pinned)
     if not text.strip():  # a cap too small for anything at all
         return GuardResult(previous_text, (), (), ok=False, reject_reason="empty")
     return GuardResult(text, tuple(missing), tuple(dropped), ok=True)
@@ -104,20 +112,25 @@ def _section_cost(facts: Sequence[Fact], heading: str, count_tokens: CountTokens
 
 
 def _append_key_facts(
-    body: str, missing: Sequence[Fact], heading: str, cap: int, count_tokens: CountTokens
+    body: str,
+    missing: Sequence[Fact],
+    heading: str,
+    cap: int,
+    count_tokens: CountTokens,
+    pinned: frozenset[Fact] = frozenset(),
 ) -> tuple[str, list[Fact]]:
     if not missing:
         return body, []
     prefix = body if _ends_with_section(body, heading) else f"{body}\n\n{heading}".lstrip()
     budget = cap - count_tokens(prefix) - len(missing)  # a newline per appended line
-    kept, dropped = cap_key_facts(missing, budget, count_tokens)
+    kept, dropped = cap_key_facts(missing, budget, count_tokens, pinned)
     while kept:
         text = "\n".join([prefix, *(render_fact(f) for f in kept)])
         if count_tokens(text) <= cap:
             return text, [f for f in missing if f in dropped]
         # Token counts of the joined text can exceed the sum of the parts: shave one more.
         current = sum(count_tokens(render_fact(f)) for f in kept)
-        kept, more = cap_key_facts(kept, current - 1, count_tokens)
+        kept, more = cap_key_facts(kept, current - 1, count_tokens, pinned)
         dropped = [*dropped, *more]
     return body, list(missing)
 

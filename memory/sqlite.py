@@ -373,13 +373,19 @@ class SQLiteStore(SQLiteOperatorQueries):
         )
 
     async def signal_exchanges(
-        self, episode_id: int, after: int, upto: int | None = None
+        self, episode_id: int, after: int, upto: int | None = None, limit: int | None = None
     ) -> list[Exchange]:
-        """Signal exchanges with `after < id < upto`, oldest first (served by the index)."""
+        """Signal exchanges with `after < id < upto`, oldest first, at most `limit`
+        (served by the index)."""
         return await self._fetch_exchanges(
             f"SELECT {_EXCHANGE_COLS} FROM exchanges WHERE episode_id = ? AND signal = 1"
-            " AND id > ? AND id < ? ORDER BY id",
-            (episode_id, after, upto if upto is not None else 2**62),
+            " AND id > ? AND id < ? ORDER BY id LIMIT ?",
+            (
+                episode_id,
+                after,
+                upto if upto is not None else 2**62,
+                -1 if limit is None else limit,
+            ),
         )
 
     async def write_summary(self, new: NewSummary) -> SummaryVersion | None:

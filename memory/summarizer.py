@@ -175,6 +175,7 @@ async def fold_text(
     language: str,
     cap_tokens: int,
     tokenizer: Tokenizer,
+    pinned: frozenset[Fact] = frozenset(),
 ) -> FoldOutcome:
     """Summarize; if facts are missing or the draft is unusable, retry once; then guard.
 
@@ -196,6 +197,7 @@ async def fold_text(
             cap_tokens=cap_tokens,
             count_tokens=tokenizer.count,
             source_tokens=source,
+            pinned=pinned,
         )
 
     first = await summarizer.summarize(previous, signal, language=language, max_tokens=cap_tokens)

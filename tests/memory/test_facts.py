@@ -248,3 +248,13 @@ def test_bare_number_ids_go_before_structured_ones() -> None:
     facts = [Fact("id", "239"), Fact("id", "TRK-5590217")]
     kept, dropped = cap_key_facts(facts, len("- TRK-5590217"), _one_token_per_char)
     assert (kept, dropped) == ([Fact("id", "TRK-5590217")], [Fact("id", "239")])
+
+
+def test_pinned_facts_are_dropped_last() -> None:
+    """An amount from the opening outranks later identifiers when the cap binds."""
+    facts = [Fact("id", "FAC-1"), Fact("amount", "1.250,50 €"), Fact("id", "FAC-2")]
+    budget = len("- 1.250,50 €") + len("- FAC-1")
+    pinned = frozenset({Fact("amount", "1.250,50 €")})
+    kept, dropped = cap_key_facts(facts, budget, _one_token_per_char, pinned)
+    assert kept == [Fact("id", "FAC-1"), Fact("amount", "1.250,50 €")]
+    assert dropped == [Fact("id", "FAC-2")]

@@ -447,3 +447,37 @@ def test_required_facts_put_carried_key_facts_first() -> None:
     previous = "- El usuario dijo: «pedido #PED-2»\n\nDatos clave:\n- +34 612 345 678\n- #PED-1"
     facts = required_facts(previous, [Exchange(9, 1, "y el #PED-3", "vale")])
     assert [f.value for f in facts] == ["+34 612 345 678", "#PED-1", "#PED-2", "#PED-3"]
+
+
+def test_guard_makes_room_for_facts_of_the_lines_it_trims() -> None:
+    """Trimming the body for the key facts re-sizes the room: trimmed lines' facts stay."""
+    from memory.facts import Fact, extract_facts
+    from memory.guard import guard_summary
+    from memory.tokens import default_tokenizer
+
+    count = default_tokenizer().count
+    early = [
+        "- El usuario dijo: «Pagué 1.250,50 € por el pedido #PED-48213 el 3 de marzo.»",
+        "- El usuario dijo: «Mi teléfono es +34 612 345 678 y vivo en el 28028 Madrid.»",
+    ]
+    later = [
+        f"- El asistente respondió: «Registro FAC-{3000 + i} del {1 + i % 28} de abril.»"
+        for i in range(60)
+    ]
+    draft = "\n".join(early + later)
+    required = [f for line in early for f in extract_facts(line)]
+    result = guard_summary(
+        draft,
+        required=required,
+        previous_text="",
+        language="es",
+        cap_tokens=300,
+        count_tokens=count,
+        pinned=frozenset(required),
+    )
+    assert result.ok
+    assert count(result.text) <= 300
+    for fact in required:
+        assert fact.value in result.text, fact
+    assert result.dropped == ()
+    assert isinstance(required[0], Fact)
