@@ -461,7 +461,8 @@ def test_guard_makes_room_for_facts_of_the_lines_it_trims() -> None:
         "- El usuario dijo: «Mi teléfono es +34 612 345 678 y vivo en el 28028 Madrid.»",
     ]
     later = [
-        f"- El asistente respondió: «Registro FAC-{3000 + i} del {1 + i % 28} de abril.»"
+        f"- El asistente respondió: «Registro FAC-{3000 + i}, {i},50 € el {1 + i % 28} de "
+        f"abril a las 10:{10 + i % 40}; confirmado.»"
         for i in range(60)
     ]
     draft = "\n".join(early + later)
