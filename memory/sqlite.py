@@ -65,18 +65,17 @@ class SQLiteStore(SQLiteOperatorQueries):
 
     @classmethod
     async def open(cls, path: str | Path, *, busy_timeout_ms: int = 5000) -> SQLiteStore:
+        """A file gets a writer and a reader connection (WAL lets them overlap).
+        `":memory:"` gets one connection for both: a shared-cache in-memory database
+        would take table locks that ignore the busy timeout."""
         target = str(path)
-        if target == ":memory:":  # two connections must share one in-memory database
-            target = (
-                f"file:ventana-{id(cls)}-{datetime.now(UTC).timestamp()}?mode=memory&cache=shared"
-            )
-        else:
+        if target != ":memory:":
             Path(target).parent.mkdir(parents=True, exist_ok=True)
-        uri = target.startswith("file:")
-        writer = await _connect(target, uri, busy_timeout_ms)
+        writer = await _connect(target, busy_timeout_ms)
         store = cls(writer, writer)
         await store._migrate()
-        store._r = await _connect(target, uri, busy_timeout_ms)
+        if target != ":memory:":
+            store._r = await _connect(target, busy_timeout_ms)
         return store
 
     async def close(self) -> None:
@@ -451,8 +450,8 @@ class SQLiteStore(SQLiteOperatorQueries):
             return [summary_row(row) for row in await cur.fetchall()]
 
 
-async def _connect(target: str, uri: bool, busy_timeout_ms: int) -> aiosqlite.Connection:
-    db = await aiosqlite.connect(target, uri=uri, isolation_level=None)
+async def _connect(target: str, busy_timeout_ms: int) -> aiosqlite.Connection:
+    db = await aiosqlite.connect(target, isolation_level=None)
     for pragma in (
         "PRAGMA journal_mode = WAL",
         f"PRAGMA busy_timeout = {int(busy_timeout_ms)}",
