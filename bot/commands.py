@@ -17,7 +17,6 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger(__name__)
 Command = Callable[["ConversationHandler", InboxEntry, str], Awaitable[list[str]]]
-NAMES = ("start", "help", "reset", "undo", "forget", "summary", "debug")
 
 
 def is_command(text: str) -> bool:

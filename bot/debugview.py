@@ -2,8 +2,8 @@
 
 Plain text (Telegram and WhatsApp show it as is): the topic decision with its signals,
 the token budget by part, the system prompt, the summary with its version facts, the
-pending and window exchanges verbatim and the new message. `split_for_channel` cuts a
-long view at paragraph, line or word boundaries for a channel's message limit.
+pending and window exchanges verbatim and the new message. Long views are split by the
+channel adapters, which know their own limits.
 """
 
 from __future__ import annotations
@@ -173,26 +173,3 @@ def _exchanges(title: str, exchanges: Sequence[Exchange], words: dict[str, str])
         out.append(f"#{ex.id} {words['user']}: {ex.user_text}")
         out.append(f"#{ex.id} {words['assistant']}: {ex.reply_text}")
     return out
-
-
-def split_for_channel(text: str, limit: int = 4096) -> list[str]:
-    """Parts of at most `limit` characters, cut at a paragraph, line or word boundary when
-    one lies in the second half of the part; blank parts are dropped."""
-    if limit < 1:
-        raise ValueError("limit must be positive")
-    parts: list[str] = []
-    rest = text
-    while len(rest) > limit:
-        cut = _cut(rest, limit)
-        parts.append(rest[:cut])
-        rest = rest[cut:]
-    parts.append(rest)
-    return [p for p in parts if p.strip()]
-
-
-def _cut(text: str, limit: int) -> int:
-    for sep in ("\n\n", "\n", " "):
-        at = text.rfind(sep, limit // 2, limit)
-        if at != -1:
-            return at + len(sep)
-    return limit

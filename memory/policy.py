@@ -78,10 +78,6 @@ class TooLarge:
 Plan = Assembly | FoldFirst | TooLarge
 
 
-def needs_fold(pending: Sequence[Exchange], fold_batch: int) -> bool:
-    return len(pending) >= fold_batch
-
-
 def memory_block(summary: SummaryVersion, language: str) -> str:
     label = _LABELS.get(language, _LABELS["en"]).format(
         version=summary.version, checkpoint=summary.checkpoint

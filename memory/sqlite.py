@@ -161,11 +161,6 @@ class SQLiteStore(SQLiteOperatorQueries):
         rows = list(await self._r.execute_fetchall(sql, (key, external_id)))
         return inbox_row(rows[0]) if rows else None
 
-    async def inbox_seen(self, key: str, external_id: str) -> bool:
-        sql = "SELECT 1 FROM inbox WHERE session_key = ? AND external_id = ?"
-        async with self._r.execute(sql, (key, external_id)) as cur:
-            return (await cur.fetchone()) is not None
-
     async def inbox_unfinished(self) -> list[InboxEntry]:
         sql = f"SELECT {_INBOX_COLS} FROM inbox WHERE status != 'done' ORDER BY id"
         async with self._r.execute(sql) as cur:

@@ -120,7 +120,3 @@ class SQLiteOperatorQueries:
         async with self._lock:
             await self._w.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return removed
-
-    async def checkpoint_wal(self) -> None:
-        async with self._lock:
-            await self._w.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -8,11 +8,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from bot.app import App
-from bot.debugview import split_for_channel
 from bot.inbound import Inbound
 from config.settings import Settings
 
@@ -121,20 +118,3 @@ async def test_non_operator_cannot_switch_debug_on(app: App) -> None:
     assert state is not None
     assert not state.debug
     assert len(model.requests) == 1
-
-
-@given(st.text(min_size=0, max_size=600), st.integers(min_value=1, max_value=80))
-def test_split_for_channel_fits_and_keeps_the_text(text: str, limit: int) -> None:
-    """Every part fits the limit and is not blank; together they keep every character
-    but whitespace at the cuts."""
-    parts = split_for_channel(text, limit)
-    assert all(0 < len(p) <= limit and p.strip() for p in parts)
-    assert "".join("".join(parts).split()) == "".join(text.split())
-
-
-def test_split_for_channel_prefers_line_breaks() -> None:
-    """A long view is cut at line boundaries when it can be."""
-    text = "\n".join(f"línea {n:03d} " + "x" * 30 for n in range(200))
-    parts = split_for_channel(text, 4096)
-    assert len(parts) > 1
-    assert all(p.endswith("\n") for p in parts[:-1])
