@@ -8,9 +8,10 @@ from pathlib import Path
 
 import httpx2
 import structlog
+from pydantic import SecretStr
 
 from config.settings import Settings
-from memory.engine import EngineConfig, MemoryEngine
+from memory.engine import EngineConfig, MemoryEngine, TopicCheck
 from memory.extractive import ExtractiveSummarizer
 from memory.foldin import FoldService
 from memory.sqlite import SQLiteStore
@@ -27,8 +28,8 @@ log = structlog.get_logger(__name__)
 
 
 def credentials(settings: Settings) -> ProviderCredentials:
-    def secret(value: object) -> str | None:
-        return value.get_secret_value() if value is not None else None  # type: ignore[attr-defined]
+    def secret(value: SecretStr | None) -> str | None:
+        return value.get_secret_value() if value is not None else None
 
     return ProviderCredentials(
         anthropic_api_key=secret(settings.anthropic_api_key),
@@ -57,7 +58,7 @@ def make_summarizer(settings: Settings, summary_model: ChatModel) -> Summarizer:
     return ModelSummarizer(summary_model)
 
 
-def make_topic_check(settings: Settings, summary_model: ChatModel):  # type: ignore[no-untyped-def]
+def make_topic_check(settings: Settings, summary_model: ChatModel) -> TopicCheck:
     mode = settings.topic_detection
     model = None if settings.summary_spec.provider == "offline" else summary_model
 

@@ -196,43 +196,22 @@ class MemoryEngine:
     async def call(self, prepared: Prepared) -> Outcome:
         """Call the chat model; on context-too-long fold synchronously and retry once."""
         assert isinstance(prepared.plan, Assembly)
-        assembly = prepared.plan
         started = time.perf_counter()
-        try:
-            reply = await self.chat_model.complete(self.request_for(assembly))
-        except ContextTooLong:
-            retry = await self._after_context_too_long(prepared)
-            if retry is None:
-                return Outcome(
-                    None,
-                    ContextTooLong(),
-                    "provider_error:context_too_long",
-                    assembly,
-                    time.perf_counter() - started,
-                )
-            return await self._call_once(retry, started, retried=True, previous=prepared)
-        except ProviderError as exc:
-            return Outcome(
-                None, exc, f"provider_error:{exc.kind}", assembly, time.perf_counter() - started
-            )
-        return self._classify(reply, assembly, prepared.state, started)
+        outcome = await self._attempt(prepared.plan, prepared.state, started)
+        if not isinstance(outcome.error, ContextTooLong):
+            return outcome
+        retry = await self._after_context_too_long(prepared)
+        if retry is None:
+            return outcome
+        return replace(await self._attempt(retry, prepared.state, started), retried=True)
 
-    async def _call_once(
-        self, assembly: Assembly, started: float, *, retried: bool, previous: Prepared
-    ) -> Outcome:
+    async def _attempt(self, assembly: Assembly, state: TurnState, started: float) -> Outcome:
         try:
             reply = await self.chat_model.complete(self.request_for(assembly))
         except ProviderError as exc:
-            return Outcome(
-                None,
-                exc,
-                f"provider_error:{exc.kind}",
-                assembly,
-                time.perf_counter() - started,
-                retried,
-            )
-        outcome = self._classify(reply, assembly, previous.state, started)
-        return replace(outcome, retried=retried)
+            elapsed = time.perf_counter() - started
+            return Outcome(None, exc, f"provider_error:{exc.kind}", assembly, elapsed)
+        return self._classify(reply, assembly, state, started)
 
     async def _after_context_too_long(self, prepared: Prepared) -> Assembly | None:
         keep = max(0, len(prepared.state.window) // 2)
