@@ -26,6 +26,8 @@ _CONTEXT_MIN_WORDS = 4
 _CONTEXT_MAX_WORDS = 30
 _NON_WORD = re.compile(r"\W+")
 _DIGITS = re.compile(r"\d+")
+_LETTERS = re.compile(r"[^\W\d_]{2,}")
+_SHAPE_MIN_WORDS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +154,13 @@ def _drop_superseded(lines: list[str], values: list[int]) -> tuple[list[str], li
 
 
 def _shape(line: str) -> str:
-    return _DIGITS.sub("0", _squash(line))
+    """Digits blanked, so a line restated with new numbers has the same shape. A line with
+    fewer than `_SHAPE_MIN_WORDS` words around its numbers (a key fact such as "- #4818")
+    is only the same as itself: two such lines are two facts, not one restated."""
+    squashed = _squash(line)
+    if len(_LETTERS.findall(squashed)) < _SHAPE_MIN_WORDS:
+        return squashed
+    return _DIGITS.sub("0", squashed)
 
 
 def _squash(text: str) -> str:

@@ -67,12 +67,15 @@ def guard_summary(
 ) -> GuardResult:
     """Reject bad drafts; append missing facts under a key-facts heading; fit `cap_tokens`."""
     body = draft_text.strip()
-    reason = reject_reason(body, previous_text, count_tokens, source_tokens)
-    if reason is not None:
-        return GuardResult(previous_text, (), (), ok=False, reject_reason=reason)
     required = dedupe(required)
     missing = missing_facts(required, body)
     heading = KEY_FACTS_HEADING.get(language[:2], KEY_FACTS_HEADING["en"])
+    # Facts the guard puts back count toward the length: a draft that restated the
+    # previous summary more briefly and only left facts for the guard lost nothing.
+    restored = _section_cost(missing, heading, count_tokens) if body else 0
+    reason = reject_reason(body, previous_text, count_tokens, source_tokens, restored)
+    if reason is not None:
+        return GuardResult(previous_text, (), (), ok=False, reject_reason=reason)
     # Trimming the body to make room can take more facts with it, so size the room again
     # until the section fits (never more than KEY_FACTS_RESERVE of the cap).
     reserve = 0
@@ -90,15 +93,20 @@ def guard_summary(
 
 
 def reject_reason(
-    body: str, previous_text: str, count_tokens: CountTokens, source_tokens: int = 0
+    body: str,
+    previous_text: str,
+    count_tokens: CountTokens,
+    source_tokens: int = 0,
+    restored_tokens: int = 0,
 ) -> str | None:
-    """Why a draft is unusable: empty, error-like or implausibly short; None if fine."""
+    """Why a draft is unusable: empty, error-like or implausibly short; None if fine.
+    `restored_tokens`: what the guard will append to it (missing facts)."""
     if not body.strip():
         return "empty"
     noise = text_noise(body)
     if noise is not None:
         return f"error_like:{noise}"
-    tokens = count_tokens(body)
+    tokens = count_tokens(body) + restored_tokens
     floor = min(MIN_TOKENS, int(source_tokens * MIN_SHARE_OF_SOURCE))
     if previous_text.strip():
         floor = max(floor, int(count_tokens(previous_text) * MIN_SHARE_OF_PREVIOUS))

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import pytest
+import structlog.testing
 
 from memory.engine import EngineConfig, MemoryEngine
 from memory.foldin import FoldService
@@ -194,3 +195,48 @@ async def test_window_zero_makes_everything_after_the_checkpoint_pending(rig: Ri
     assert state is not None
     assert state.window == ()
     assert len(state.pending) == 3
+
+
+async def test_short_repetitive_chat_keeps_folding_and_keeps_every_order_number() -> None:
+    """Short messages that differ only in their numbers ("pedido #4818", "pedido #4823"):
+    the extractive summary restates them briefly and leaves the numbers to the key-facts
+    section. That once read as a summary that "lost content" and every later fold was
+    rejected, so pending grew until the chat got "memory unavailable"."""
+    from memory.extractive import ExtractiveSummarizer
+    from memory.tokens import default_tokenizer
+
+    store = await SQLiteStore.open(":memory:")
+    tok = default_tokenizer()
+    folds = FoldService(
+        store,
+        ExtractiveSummarizer(tok),
+        tok,
+        window=6,
+        fold_batch=4,
+        summary_tokens=800,
+        language="es",
+    )
+    model = ScriptedChatModel()
+    engine = MemoryEngine(store, model, folds, tok, EngineConfig("S", window=6, fold_batch=4))
+    try:
+        for i in range(60):
+            model.script.append(
+                f"Gracias, anoto lo que comentas en la respuesta {i}. Revisamos el caso y te"
+                " confirmamos el siguiente paso."
+            )
+            prepared = await engine.prepare(KEY, f"mensaje {i} sobre pedido #48{i}")
+            assert not isinstance(prepared.plan, TooLarge)
+            await engine.record(prepared, await engine.call(prepared), shown=("x",))
+            with structlog.testing.capture_logs() as logs:
+                await folds.drain()
+            assert not [e for e in logs if e["event"] == "fold_rejected"], (i, logs)
+        state = await store.peek_state(KEY, 6)
+        assert state is not None
+        assert state.summary is not None
+        assert len(state.pending) < 4, "every due fold was written"
+        assert state.summary.checkpoint >= 60 - 6 - 3  # exchange ids count from 1
+        for i in range(state.summary.checkpoint):
+            assert f"#48{i}" in state.summary.text, f"#48{i} lost"
+    finally:
+        await folds.aclose()
+        await store.close()

@@ -482,3 +482,38 @@ def test_guard_makes_room_for_facts_of_the_lines_it_trims() -> None:
         assert fact.value in result.text, fact
     assert result.dropped == ()
     assert isinstance(required[0], Fact)
+
+
+def test_draft_that_leaves_the_facts_to_the_guard_is_not_too_short() -> None:
+    """A brief restatement whose numbers the guard puts back lost nothing: the length
+    check counts the restored key facts (without it every later fold was rejected)."""
+    ids = [f"#48{i}" for i in range(30)]
+    previous = "El usuario sigue su pedido.\nDatos clave:\n" + "\n".join(f"- {i}" for i in ids)
+    result = guard_summary(
+        "El usuario sigue su pedido.",
+        required=[Fact("id", i) for i in ids],
+        previous_text=previous,
+        language="es",
+        cap_tokens=2000,
+        count_tokens=chars,
+    )
+    assert result.ok, result.reject_reason
+    assert all(i in result.text for i in ids)
+    short = guard_summary(
+        "Pedido.",
+        required=[],
+        previous_text=previous,
+        language="es",
+        cap_tokens=2000,
+        count_tokens=chars,
+    )
+    assert short.reject_reason == "too_short"
+
+
+def test_key_fact_lines_are_not_restatements_of_each_other() -> None:
+    """Superseding keeps the latest of lines that say the same with other numbers; a bare
+    fact line ("- #4818") says nothing but its number, so each one stays."""
+    previous = "- El usuario dijo: «pedido #4810 roto»\nDatos clave:\n- #4818\n- #4823"
+    text = ExtractiveSummarizer().summary(previous, [ex(1, "mi pedido #4830 está roto", "ok")])
+    assert "- #4818" in text
+    assert "- #4823" in text
