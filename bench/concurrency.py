@@ -6,12 +6,14 @@ Throughput: N chats each send one message at the same instant; the chat model sl
 `--latency` seconds (asyncio.sleep). Ideal is N ÷ latency turns per second (every call
 overlapping); the figure is measured ÷ ideal.
 
-Folds: two runs on seeded databases, same settings (window 6, fold batch 4) and a summary
-model that sleeps `--fold-latency` seconds. In each run every chat sends two waves of one
-message; the reply latencies of the second wave are compared. In the "folds due" run the
-chats start with 9 signal exchanges and no summary, so the first wave makes 4 pending and
-starts a background fold per chat, still running during the second wave. In the "no folds"
-run the chats start empty, so nothing is due. The figure is p50(folds) ÷ p50(no folds).
+Folds: two runs on identically seeded databases (every chat has 9 signal exchanges and no
+summary; window 6) and a summary model that sleeps `--fold-latency` seconds. In each run
+every chat sends two waves of one message; the reply latencies of the second wave are
+compared. In the "folds due" run (fold batch 4) the first wave makes 4 pending and
+requests a background fold per chat; folds run during the second wave, at most
+VENTANA_FOLD_CONCURRENCY at once, the rest queued. In the "no folds" run the fold batch is
+200, so nothing is due and the turns are otherwise the same. The figure is p50(folds) ÷
+p50(no folds).
 """
 
 from __future__ import annotations
@@ -83,28 +85,29 @@ async def wave(app: App, keys: Sequence[str], tag: str) -> Wave:
 
 
 async def _run(
-    db: Path, keys: Sequence[str], latency: float, fold_latency: float
+    db: Path, keys: Sequence[str], latency: float, fold_latency: float, fold_batch: int = 4
 ) -> tuple[Wave, Wave, int]:
     summary = SleepySummaryModel(fold_latency)
-    settings = bench_settings(db, summary_model="openai:bench-summary")
+    settings = bench_settings(db, summary_model="openai:bench-summary", fold_batch=fold_batch)
     app = await build_app(settings, FastChat(delay=latency), summary)
     try:
         first = await wave(app, keys, "w1")
         second = await wave(app, keys, "w2")
         started = summary.calls
-        await app.folds.drain()
     finally:
-        await app.aclose()
+        await app.aclose()  # folds still queued are cancelled: only the waves are timed
     return first, second, started
 
 
 async def measure(chats: int, latency: float, fold_latency: float) -> Result:
     keys = [f"telegram:{100_000 + i}" for i in range(chats)]
     with tempfile.TemporaryDirectory(prefix="ventana-conc-") as tmp:
-        quiet = Path(tmp) / "quiet.db"
-        due = Path(tmp) / "due.db"
-        await asyncio.to_thread(seed, due, [SeedSession(k, 9, summarize=False) for k in keys])
-        burst, no_folds, _ = await _run(quiet, keys, latency, fold_latency)
+        fresh, quiet, due = (Path(tmp) / f"{name}.db" for name in ("fresh", "quiet", "due"))
+        for db in (quiet, due):
+            await asyncio.to_thread(seed, db, [SeedSession(k, 9, summarize=False) for k in keys])
+        burst, _, _ = await _run(fresh, keys, latency, fold_latency)
+        # Same data and turns; only whether a fold is due differs (batch 4 vs never).
+        _, no_folds, _ = await _run(quiet, keys, latency, fold_latency, fold_batch=200)
         _, folds, calls = await _run(due, keys, latency, fold_latency)
     return Result(chats, latency, burst, no_folds, folds, calls)
 

@@ -114,6 +114,7 @@ class App:
             fold_batch=settings.fold_batch,
             summary_tokens=settings.summary_tokens,
             language=settings.language,
+            concurrency=settings.fold_concurrency,
         )
         config = EngineConfig(
             system_prompt=settings.resolved_system_prompt(),

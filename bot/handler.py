@@ -66,7 +66,16 @@ class ConversationHandler:
         if not self.settings.is_allowed(inbound.user):
             log.info("user_not_allowed", key=inbound.key)
             return self.serial.submit(inbound.key, lambda: self._refuse(inbound))
-        if not commands.is_command(inbound.text) and await self.store.is_debug(inbound.key):
+        intake = await self.store.intake(
+            inbound.key,
+            inbound.external_id,
+            inbound.user,
+            inbound.kind,
+            inbound.text,
+            inbound.ts,
+            unless_debug=not commands.is_command(inbound.text),
+        )
+        if intake.debug:  # a dry run writes nothing, not even the inbox entry
             entry = InboxEntry(
                 0,
                 inbound.key,
@@ -75,16 +84,9 @@ class ConversationHandler:
                 inbound.kind,
                 inbound.text,
                 inbound.ts,
-            )  # a dry run writes nothing
+            )
             return self.serial.submit(inbound.key, lambda: self._process(entry))
-        added = await self.store.inbox_add(
-            inbound.key,
-            inbound.external_id,
-            inbound.user,
-            inbound.kind,
-            inbound.text,
-            inbound.ts,
-        )
+        added = intake.entry
         if added is None:
             return await self._redelivered(inbound)
         return self._queue(added)

@@ -59,6 +59,7 @@ class Settings(BaseSettings):
     summary_model: str = _v("VENTANA_SUMMARY_MODEL", "offline")
     window_exchanges: int = _v("VENTANA_WINDOW_EXCHANGES", 6, ge=1, le=200)
     fold_batch: int = _v("VENTANA_FOLD_BATCH", 4, ge=1, le=200)
+    fold_concurrency: int = _v("VENTANA_FOLD_CONCURRENCY", 16, ge=1, le=1000)
     context_tokens: int = _v("VENTANA_CONTEXT_TOKENS", 8000, ge=512, le=2_000_000)
     reply_tokens: int = _v("VENTANA_REPLY_TOKENS", 1024, ge=16, le=200_000)
     summary_tokens: int = _v("VENTANA_SUMMARY_TOKENS", 800, ge=64, le=100_000)

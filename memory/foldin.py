@@ -1,7 +1,8 @@
 """Fold-in: the summary model rewrites *previous summary + pending* into a new version.
 
 Runs off the reply path, one fold at a time per key, coalescing requests that arrive
-while one runs. The store writes text, version and checkpoint in one transaction and
+while one runs, at most `concurrency` background folds at once across keys (folds the
+budget needs right now do not wait for a slot). The store writes text, version and checkpoint in one transaction and
 only on top of the version the fold started from, so a fold is idempotent, a failed or
 stale fold changes nothing, and a fold racing a reset or a forget writes nothing back.
 """
@@ -49,6 +50,7 @@ class FoldService:
         fold_batch: int,
         summary_tokens: int,
         language: str,
+        concurrency: int = 16,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.store = store
@@ -66,6 +68,10 @@ class FoldService:
         self._running: dict[str, asyncio.Task[None]] = {}
         self._again: set[str] = set()
         self._cooldown_until = 0.0  # monotonic; one value, not one per key
+        # Background folds are spread out rather than started all at once: a burst of
+        # replies would otherwise start a burst of folds whose bookkeeping competes with
+        # the next replies (and a burst of summary-model calls meets its rate limit).
+        self._slots = asyncio.Semaphore(concurrency)
 
     # -- background -------------------------------------------------------------------
 
@@ -86,9 +92,10 @@ class FoldService:
 
     async def _loop(self, key: str) -> None:
         while True:
-            self._again.discard(key)
             try:
-                await self.fold(key, only_if_due=True)
+                async with self._slots:
+                    self._again.discard(key)  # what arrived while waiting is covered now
+                    await self.fold(key, only_if_due=True)
             except Exception:  # a background fold must never take the bot down
                 log.exception("fold_crashed", key=key)
             if key not in self._again:

@@ -3,17 +3,23 @@
 One writer connection behind an asyncio lock (every write is one short transaction that
 rolls back on any exception, cancellation included) and one reader connection; WAL lets
 them overlap. Every read a turn makes is served by an index and bounded by the window.
+
+A turn makes four round trips to the connections' threads: intake, state, exchange, done.
+Each runs all its statements in one go on aiosqlite's worker thread (`_on_thread`), so a
+transaction is BEGIN…COMMIT inside one call, never split across awaits.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Sequence
+import sqlite3
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import aiosqlite
 import structlog
@@ -22,11 +28,12 @@ from .migrations import MIGRATIONS
 from .sqlite_admin import EPISODE_COLS as _EPISODE_COLS
 from .sqlite_admin import EXCHANGE_COLS as _EXCHANGE_COLS
 from .sqlite_admin import SQLiteOperatorQueries
-from .sqlite_rows import episode_row, inbox_row, summary_row
-from .store import NewExchange, NewSummary
+from .sqlite_rows import episode_row, exchange_row, inbox_row, summary_row
+from .store import Intake, NewExchange, NewSummary
 from .types import Episode, Exchange, InboxEntry, SummaryVersion, TurnState
 
 log = structlog.get_logger(__name__)
+T = TypeVar("T")
 
 _SUMMARY_COLS = (
     "id, episode_id, version, text, checkpoint, prompt_version, model, source_from, "
@@ -48,6 +55,23 @@ _STATE_SQL = (
     " LEFT JOIN summaries m ON m.id = (SELECT id FROM summaries WHERE episode_id = e.id"
     "   ORDER BY version DESC LIMIT 1)"
     " WHERE s.key = ?"
+)
+
+
+_INBOX_INSERT = (
+    "INSERT INTO inbox (session_key, external_id, user_ref, kind, text, received_at,"
+    " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_key, external_id) DO NOTHING"
+)
+# The last `window` signal exchanges and the pending ones before them: every signal row
+# with id ≥ min(checkpoint + 1, window start), one range scan of exchanges_window.
+_WINDOW_SQL = (
+    f"SELECT {_EXCHANGE_COLS} FROM exchanges WHERE episode_id = ? AND signal = 1"
+    " AND id >= MIN(? + 1, COALESCE((SELECT id FROM exchanges WHERE episode_id = ?"
+    " AND signal = 1 ORDER BY id DESC LIMIT 1 OFFSET ?), 0)) ORDER BY id"
+)
+_SIGNAL_SQL = (
+    f"SELECT {_EXCHANGE_COLS} FROM exchanges WHERE episode_id = ? AND signal = 1"
+    " AND id > ? AND id < ? ORDER BY id LIMIT ?"
 )
 
 
@@ -109,6 +133,17 @@ class SQLiteStore(SQLiteOperatorQueries):
         async with self._lock:
             return await asyncio.shield(self._w.execute(sql, params))
 
+    async def _atomic(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """`fn` as one transaction in one round trip to the writer's thread. A cancelled
+        caller cannot split it: the thread runs it to COMMIT, or to ROLLBACK on any
+        exception, and statements queued later wait behind it."""
+        async with self._lock:
+            return await _on_thread(self._w, partial(_in_transaction, fn))
+
+    async def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """`fn` on the reader's thread, all its queries in one round trip."""
+        return await _on_thread(self._r, fn)
+
     async def _migrate(self) -> None:
         await self._w.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations "
@@ -137,17 +172,36 @@ class SQLiteStore(SQLiteOperatorQueries):
     async def inbox_add(
         self, key: str, external_id: str, user: str, kind: str, text: str, at: datetime
     ) -> InboxEntry | None:
-        cur = await self._statement(
-            "INSERT INTO inbox (session_key, external_id, user_ref, kind, text, received_at,"
-            " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (session_key, external_id) DO NOTHING",
-            (key, external_id, user, kind, text, iso(at), iso(at)),
-        )
-        if cur.rowcount == 0:
-            return None
-        entry_id = cur.lastrowid
-        assert entry_id is not None
-        return InboxEntry(entry_id, key, external_id, user, kind, text, at)
+        return (await self.intake(key, external_id, user, kind, text, at)).entry
+
+    async def intake(
+        self,
+        key: str,
+        external_id: str,
+        user: str,
+        kind: str,
+        text: str,
+        at: datetime,
+        *,
+        unless_debug: bool = False,
+    ) -> Intake:
+        """`inbox_add`, but with `unless_debug` a key in debug mode stores nothing (a dry
+        run writes nothing): the flag read and the insert are one round trip."""
+        row = (key, external_id, user, kind, text, iso(at), iso(at))
+
+        def run(db: sqlite3.Connection) -> Intake:
+            if unless_debug:
+                flag = _one(db, "SELECT debug FROM sessions WHERE key = ?", (key,))
+                if flag is not None and flag[0]:
+                    return Intake(None, debug=True)
+            cur = db.execute(_INBOX_INSERT, row)
+            if cur.rowcount == 0 or cur.lastrowid is None:
+                return Intake(None, debug=False)
+            entry = InboxEntry(cur.lastrowid, key, external_id, user, kind, text, at)
+            return Intake(entry, debug=False)
+
+        async with self._lock:  # one statement writes: atomic without BEGIN/COMMIT
+            return await _on_thread(self._w, run)
 
     async def is_debug(self, key: str) -> bool:
         """Whether `key` is in debug mode (False for an unknown key): one indexed read."""
@@ -181,74 +235,26 @@ class SQLiteStore(SQLiteOperatorQueries):
 
     # -- sessions and episodes ------------------------------------------------------
 
-    async def _session(self, key: str, at: datetime) -> tuple[int, bool, int]:
-        sql = "SELECT id, debug, current_episode_id FROM sessions WHERE key = ?"
-        async with self._r.execute(sql, (key,)) as cur:
-            row = await cur.fetchone()
-        if row is not None:
-            return int(row[0]), bool(row[1]), int(row[2])
-        async with self.transaction() as db:
-            await db.execute(
-                "INSERT INTO sessions (key, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
-                (key, iso(at)),
-            )
-            async with db.execute(sql, (key,)) as cur:
-                row = await cur.fetchone()
-            assert row is not None
-            if row[2] is None:
-                episode = await _open_episode(db, int(row[0]), None, None, at)
-                return int(row[0]), bool(row[1]), episode
-        return int(row[0]), bool(row[1]), int(row[2])
+    async def _session(self, key: str, at: datetime) -> None:
+        """Create the session of `key` with its first episode, unless it exists (one
+        round trip; a session without an episode, from an old crash, gets one)."""
+        await self._atomic(partial(_ensure_session, key=key, at=iso(at)))
 
     async def turn_state(self, key: str, window: int, at: datetime) -> TurnState:
         """The state of `key`, creating the session (and first episode) when new."""
         state = await self.peek_state(key, window)
-        if state is None:  # a new key (or a session without an episode): create, re-read
-            await self._session(key, at)
-            state = await self.peek_state(key, window)
-        assert state is not None
+        if state is None:  # a new key (or a session without an episode): create and read
+            state = await self._atomic(
+                partial(_create_and_peek, key=key, at=iso(at), window=window)
+            )
         return state
 
     async def peek_state(self, key: str, window: int) -> TurnState | None:
         """Like `turn_state`, but reads only: None for an unknown key.
 
-        Two queries: the session, episode, latest summary and last reply in one; the
-        window and pending exchanges in the other (one index range scan)."""
-        rows = list(await self._r.execute_fetchall(_STATE_SQL, (key,)))
-        if not rows:
-            return None
-        row = tuple(rows[0])
-        episode = episode_row(row[3:10])
-        summary = summary_row(row[11:]) if row[11] is not None else None
-        checkpoint = summary.checkpoint if summary else 0
-        recent, pending = await self._window_and_pending(episode.id, checkpoint, window)
-        last = datetime.fromisoformat(row[2]) if row[2] else None
-        return TurnState(
-            int(row[0]),
-            key,
-            bool(row[1]),
-            episode,
-            summary,
-            tuple(recent),
-            tuple(pending),
-            last,
-            row[10],
-        )
-
-    async def _window_and_pending(
-        self, episode_id: int, checkpoint: int, window: int
-    ) -> tuple[list[Exchange], list[Exchange]]:
-        """The last `window` signal exchanges, and the signal exchanges after the checkpoint
-        and before the window: every row with id ≥ min(checkpoint + 1, window start)."""
-        if window <= 0:  # no window: everything after the checkpoint is pending
-            return [], await self.signal_exchanges(episode_id, checkpoint)
-        rows = await self._fetch_exchanges(
-            f"SELECT {_EXCHANGE_COLS} FROM exchanges WHERE episode_id = ? AND signal = 1"
-            " AND id >= MIN(? + 1, COALESCE((SELECT id FROM exchanges WHERE episode_id = ?"
-            " AND signal = 1 ORDER BY id DESC LIMIT 1 OFFSET ?), 0)) ORDER BY id",
-            (episode_id, checkpoint, episode_id, window - 1),
-        )
-        return rows[-window:], rows[:-window]
+        One round trip, two queries: the session, episode, latest summary and last reply
+        in one; the window and pending exchanges in the other (one index range scan)."""
+        return await self._read(partial(_peek_state, key=key, window=window))
 
     async def set_debug(self, key: str, on: bool, at: datetime) -> None:
         await self._session(key, at)
@@ -328,33 +334,7 @@ class SQLiteStore(SQLiteOperatorQueries):
                 ensure_ascii=False,
                 default=str,
             )
-        async with self.transaction() as db:
-            cur = await db.execute(
-                "INSERT INTO exchanges (session_id, episode_id, external_id, user_text,"
-                " reply_text, signal, noise_reason, stop_reason, prompt_tokens, reply_tokens,"
-                " topic, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    new.session_id,
-                    new.episode_id,
-                    new.external_id,
-                    new.user_text,
-                    new.reply_text,
-                    int(new.signal),
-                    new.noise_reason,
-                    new.stop_reason,
-                    new.prompt_tokens,
-                    new.reply_tokens,
-                    topic,
-                    iso(new.created_at),
-                ),
-            )
-            await db.execute(
-                "UPDATE sessions SET last_activity_at = ? WHERE id = ?",
-                (iso(new.created_at), new.session_id),
-            )
-            if new.inbox_id is not None:
-                await _mark(db, new.inbox_id, "answered", new.replies, new.created_at)
-            exchange_id = cur.lastrowid
+        exchange_id = await self._atomic(partial(_record_exchange, new=new, topic=topic))
         assert exchange_id is not None
         return Exchange(
             exchange_id,
@@ -371,58 +351,18 @@ class SQLiteStore(SQLiteOperatorQueries):
     ) -> list[Exchange]:
         """Signal exchanges with `after < id < upto`, oldest first, at most `limit`
         (served by the index)."""
-        return await self._fetch_exchanges(
-            f"SELECT {_EXCHANGE_COLS} FROM exchanges WHERE episode_id = ? AND signal = 1"
-            " AND id > ? AND id < ? ORDER BY id LIMIT ?",
-            (
-                episode_id,
-                after,
-                upto if upto is not None else 2**62,
-                -1 if limit is None else limit,
-            ),
+        return await self._read(
+            partial(_signal_exchanges, episode_id=episode_id, after=after, upto=upto, limit=limit)
         )
 
     async def write_summary(self, new: NewSummary) -> SummaryVersion | None:
         """Write version base+1 with its checkpoint atomically, or nothing when stale:
         another fold won, the episode was reset or forgotten, or the checkpoint would
         not move forward. That makes fold-in idempotent."""
-        async with self.transaction() as db:
-            rows = list(
-                await db.execute_fetchall(
-                    "SELECT COALESCE(MAX(version), 0), COALESCE(MAX(checkpoint), 0),"
-                    " COALESCE(MAX(round), 0),"
-                    " EXISTS (SELECT 1 FROM episodes WHERE id = ? AND closed_at IS NULL)"
-                    " FROM summaries WHERE episode_id = ?",
-                    (new.episode_id, new.episode_id),
-                )
-            )
-            row = rows[0]
-            latest, checkpoint, rounds = int(row[0]), int(row[1]), int(row[2])
-            open_episode = bool(row[3])
-            if latest != new.base_version or not open_episode or new.checkpoint < checkpoint:
-                return None
-            version = latest + 1
-            cur = await db.execute(
-                f"INSERT INTO summaries ({_SUMMARY_COLS.replace('id, ', '', 1)}, dropped_facts)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    new.episode_id,
-                    version,
-                    new.text,
-                    new.checkpoint,
-                    new.prompt_version,
-                    new.model,
-                    new.source_from,
-                    new.source_to,
-                    new.input_tokens,
-                    new.output_tokens,
-                    rounds + 1,
-                    iso(new.created_at),
-                    json.dumps(list(new.dropped_facts), ensure_ascii=False),
-                ),
-            )
-            summary_id = cur.lastrowid
-        assert summary_id is not None
+        written = await self._atomic(partial(_write_summary, new=new))
+        if written is None:
+            return None
+        summary_id, version, rounds = written
         return SummaryVersion(
             summary_id,
             new.episode_id,
@@ -435,7 +375,7 @@ class SQLiteStore(SQLiteOperatorQueries):
             new.source_to,
             new.input_tokens,
             new.output_tokens,
-            rounds + 1,
+            rounds,
             new.created_at,
         )
 
@@ -443,6 +383,164 @@ class SQLiteStore(SQLiteOperatorQueries):
         sql = f"SELECT {_SUMMARY_COLS} FROM summaries WHERE episode_id = ? ORDER BY version"
         async with self._r.execute(sql, (episode_id,)) as cur:
             return [summary_row(row) for row in await cur.fetchall()]
+
+
+async def _on_thread(db: aiosqlite.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
+    """Run `fn(raw connection)` on the aiosqlite connection's own worker thread, in order
+    with everything else queued on it: one round trip however many statements `fn` runs.
+    aiosqlite has no public hook for this; `_execute` is the single path every one of its
+    public methods takes (pinned range in pyproject, covered by the store contract tests)."""
+    return cast(T, await db._execute(fn, db._conn))  # type: ignore[no-untyped-call]
+
+
+def _one(db: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> Any:
+    """The first row or None, with the statement run to its end: a statement left
+    mid-step keeps its read snapshot open and makes COMMIT fail."""
+    rows = db.execute(sql, params).fetchall()
+    return rows[0] if rows else None
+
+
+def _in_transaction(fn: Callable[[sqlite3.Connection], T], db: sqlite3.Connection) -> T:
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        result = fn(db)
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+    return result
+
+
+def _peek_state(db: sqlite3.Connection, *, key: str, window: int) -> TurnState | None:
+    row = _one(db, _STATE_SQL, (key,))
+    if row is None:
+        return None
+    episode = episode_row(row[3:10])
+    summary = summary_row(row[11:]) if row[11] is not None else None
+    checkpoint = summary.checkpoint if summary else 0
+    if window <= 0:  # no window: everything after the checkpoint is pending
+        recent: list[Exchange] = []
+        pending = _signal_exchanges(db, episode_id=episode.id, after=checkpoint)
+    else:  # the window, and the signal exchanges after the checkpoint before it
+        rows = [
+            exchange_row(r)
+            for r in db.execute(_WINDOW_SQL, (episode.id, checkpoint, episode.id, window - 1))
+        ]
+        recent, pending = rows[-window:], rows[:-window]
+    return TurnState(
+        int(row[0]),
+        key,
+        bool(row[1]),
+        episode,
+        summary,
+        tuple(recent),
+        tuple(pending),
+        datetime.fromisoformat(row[2]) if row[2] else None,
+        row[10],
+    )
+
+
+def _ensure_session(db: sqlite3.Connection, *, key: str, at: str) -> None:
+    db.execute(
+        "INSERT INTO sessions (key, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING", (key, at)
+    )
+    session_id, episode_id = _one(
+        db, "SELECT id, current_episode_id FROM sessions WHERE key = ?", (key,)
+    )
+    if episode_id is None:
+        cur = db.execute(
+            "INSERT INTO episodes (session_id, started_at) VALUES (?, ?)", (session_id, at)
+        )
+        db.execute(
+            "UPDATE sessions SET current_episode_id = ? WHERE id = ?", (cur.lastrowid, session_id)
+        )
+
+
+def _create_and_peek(db: sqlite3.Connection, *, key: str, at: str, window: int) -> TurnState:
+    _ensure_session(db, key=key, at=at)
+    state = _peek_state(db, key=key, window=window)
+    assert state is not None
+    return state
+
+
+def _signal_exchanges(
+    db: sqlite3.Connection,
+    *,
+    episode_id: int,
+    after: int,
+    upto: int | None = None,
+    limit: int | None = None,
+) -> list[Exchange]:
+    params = (episode_id, after, 2**62 if upto is None else upto, -1 if limit is None else limit)
+    return [exchange_row(r) for r in db.execute(_SIGNAL_SQL, params)]
+
+
+def _record_exchange(db: sqlite3.Connection, *, new: NewExchange, topic: str | None) -> int:
+    cur = db.execute(
+        "INSERT INTO exchanges (session_id, episode_id, external_id, user_text,"
+        " reply_text, signal, noise_reason, stop_reason, prompt_tokens, reply_tokens,"
+        " topic, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            new.session_id,
+            new.episode_id,
+            new.external_id,
+            new.user_text,
+            new.reply_text,
+            int(new.signal),
+            new.noise_reason,
+            new.stop_reason,
+            new.prompt_tokens,
+            new.reply_tokens,
+            topic,
+            iso(new.created_at),
+        ),
+    )
+    db.execute(
+        "UPDATE sessions SET last_activity_at = ? WHERE id = ?",
+        (iso(new.created_at), new.session_id),
+    )
+    if new.inbox_id is not None:
+        db.execute(*_mark_sql(new.inbox_id, "answered", new.replies, new.created_at))
+    assert cur.lastrowid is not None
+    return cur.lastrowid
+
+
+def _write_summary(db: sqlite3.Connection, *, new: NewSummary) -> tuple[int, int, int] | None:
+    """(id, version, round) of the version written on top of `new.base_version`, or None
+    when stale: another fold won, the episode closed or is gone, or the checkpoint would
+    move back."""
+    latest, checkpoint, rounds, open_episode = _one(
+        db,
+        "SELECT COALESCE(MAX(version), 0), COALESCE(MAX(checkpoint), 0),"
+        " COALESCE(MAX(round), 0),"
+        " EXISTS (SELECT 1 FROM episodes WHERE id = ? AND closed_at IS NULL)"
+        " FROM summaries WHERE episode_id = ?",
+        (new.episode_id, new.episode_id),
+    ) or (0, 0, 0, False)
+    if latest != new.base_version or not open_episode or new.checkpoint < checkpoint:
+        return None
+    version = int(latest) + 1
+    cur = db.execute(
+        f"INSERT INTO summaries ({_SUMMARY_COLS.replace('id, ', '', 1)}, dropped_facts)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            new.episode_id,
+            version,
+            new.text,
+            new.checkpoint,
+            new.prompt_version,
+            new.model,
+            new.source_from,
+            new.source_to,
+            new.input_tokens,
+            new.output_tokens,
+            int(rounds) + 1,
+            iso(new.created_at),
+            json.dumps(list(new.dropped_facts), ensure_ascii=False),
+        ),
+    )
+    assert cur.lastrowid is not None
+    return cur.lastrowid, version, int(rounds) + 1
 
 
 async def _connect(target: str, busy_timeout_ms: int) -> aiosqlite.Connection:

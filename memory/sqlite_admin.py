@@ -118,5 +118,5 @@ class SQLiteOperatorQueries:
             cur = await db.execute("DELETE FROM sessions WHERE key = ?", (key,))
             removed += cur.rowcount
         async with self._lock:
-            await self._w.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            await self._w.execute_fetchall("PRAGMA wal_checkpoint(TRUNCATE)")
         return removed

@@ -49,6 +49,15 @@ class NewSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class Intake:
+    """What `intake` did: `entry` is the new inbox entry, None for a redelivery or when
+    `debug` (the key is in debug mode and nothing was stored)."""
+
+    entry: InboxEntry | None
+    debug: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class SessionInfo:
     key: str
     created_at: datetime
@@ -65,6 +74,17 @@ class ConversationStore(Protocol):
     async def inbox_add(
         self, key: str, external_id: str, user: str, kind: str, text: str, at: datetime
     ) -> InboxEntry | None: ...
+    async def intake(
+        self,
+        key: str,
+        external_id: str,
+        user: str,
+        kind: str,
+        text: str,
+        at: datetime,
+        *,
+        unless_debug: bool = False,
+    ) -> Intake: ...
     async def inbox_get(self, key: str, external_id: str) -> InboxEntry | None: ...
     async def inbox_unfinished(self) -> list[InboxEntry]: ...
     async def inbox_mark(

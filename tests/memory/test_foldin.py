@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -240,3 +241,63 @@ async def test_short_repetitive_chat_keeps_folding_and_keeps_every_order_number(
     finally:
         await folds.aclose()
         await store.close()
+
+
+async def test_background_folds_are_bounded_but_budget_folds_never_wait() -> None:
+    """With `concurrency` 2, ten chats due for a fold get two summary calls at a time (the
+    rest wait their turn and all fold in the end); a fold the budget needs right now does
+    not wait for a slot."""
+    store = await SQLiteStore.open(":memory:")
+    summarizer = FakeSummarizer(gate=asyncio.Event())
+    tok = WordTokenizer()
+    folds = FoldService(
+        store,
+        summarizer,
+        tok,
+        window=1,
+        fold_batch=2,
+        summary_tokens=400,
+        language="es",
+        concurrency=2,
+    )
+    keys = [f"console:c{i}" for i in range(10)]
+    try:
+        for key in keys:
+            state = await store.turn_state(key, 1, T0)
+            for i in range(3):
+                await store.record_exchange(
+                    NewExchange(
+                        state.session_id, state.episode.id, f"u{i} x", f"r{i} y", True, None, T0
+                    )
+                )
+            folds.request(key)
+        await _until(lambda: len(summarizer.calls) >= 2)
+        await asyncio.sleep(0.05)
+        assert len(summarizer.calls) == 2, "two background folds at once"
+        urgent = asyncio.create_task(folds.fold("console:urgent-none"))
+        sync_key = keys[-1]
+        sync = asyncio.create_task(folds.fold(sync_key, keep_window=1))
+        await _until(lambda: len(summarizer.calls) >= 3)
+        assert len(summarizer.calls) == 3, "the budget's fold started without a slot"
+        assert await urgent is None
+        assert summarizer.gate is not None
+        summarizer.gate.set()
+        await sync
+        await folds.drain()
+        for key in keys:
+            state = await store.peek_state(key, 1)
+            assert state is not None
+            assert state.summary is not None, key
+            assert not state.pending, key
+    finally:
+        await folds.aclose()
+        await store.close()
+
+
+async def _until(condition: Callable[[], bool]) -> None:
+    """Poll (the store answers from its own threads) for at most 5 s."""
+    for _ in range(1000):
+        if condition():
+            return
+        await asyncio.sleep(0.005)
+    raise AssertionError("condition not met within 5 s")
