@@ -2,9 +2,10 @@
 
 Runs off the reply path, one fold at a time per key, coalescing requests that arrive
 while one runs, at most `concurrency` background folds at once across keys (folds the
-budget needs right now do not wait for a slot). The store writes text, version and checkpoint in one transaction and
-only on top of the version the fold started from, so a fold is idempotent, a failed or
-stale fold changes nothing, and a fold racing a reset or a forget writes nothing back.
+budget needs right now do not wait for a slot). The store writes text, version and
+checkpoint in one transaction and only on top of the version the fold started from, so a
+fold is idempotent, a failed or stale fold changes nothing, and a fold racing a reset or
+a forget writes nothing back.
 """
 
 from __future__ import annotations
