@@ -1,6 +1,6 @@
 """A long, deterministic Spanish support conversation for the benchmarks.
 
-    python -m bench.transcripts [--turns N] [--out FILE.jsonl]
+    python -m bench.transcripts [--turns N] [--replies llm|terse] [--out FILE.jsonl]
 
 One customer, one continuous case (no real change of topic), so every early fact is
 still relevant at the end: an order, its date and amount, a ticket, a phone number, an
@@ -216,21 +216,43 @@ _ELABORATION = (
     "ayudan a descartar causas.",
     "Si la situación empeora de repente, no esperes a que te escribamos: contéstame aquí "
     "mismo y lo priorizo.",
+    "Entiendo que es frustrante que un equipo nuevo dé problemas, y por eso queremos dejarlo "
+    "resuelto del todo y no con un apaño.",
+    "Si te resulta más cómodo, respóndeme cuando quieras: el caso se queda abierto y no hace "
+    "falta que vuelvas a explicarlo desde el principio.",
+    "Ten a mano el cargador original cuando hagas las pruebas, porque algunos cargadores "
+    "genéricos provocan comportamientos extraños en la pantalla.",
+    "Por nuestra parte revisaremos también si el fabricante ha publicado alguna actualización "
+    "que afecte a este modelo.",
+    "No hace falta que reinstales nada por tu cuenta; con los pasos que te voy indicando es "
+    "suficiente.",
+    "Cualquier detalle que recuerdes sobre cuándo empezó o qué estabas haciendo en ese momento "
+    "nos ayuda a acotar la causa.",
+    "Gracias por explicarlo con tanto detalle, así es mucho más fácil seguir el caso.",
+    "Te iré informando de cada paso por este mismo canal para que no tengas que estar "
+    "pendiente de otros sitios.",
 )
+# Explanation sentences an LLM-length reply adds to its substance: 60-150 words in all.
+_ELABORATION_SENTENCES = (3, 4)
 
 
-def long_support(turns: int = 320, seed: int = 48213, *, replies: str = "terse") -> list[Turn]:
+def long_support(turns: int = 320, seed: int = 48213, *, replies: str = "llm") -> list[Turn]:
     """`turns` user turns (at least the opening), deterministic for a given seed.
 
-    `replies="terse"` keeps each scripted reply to its substance (the hardest case for
-    memory savings); `"llm"` adds two or three sentences of the explanation and next steps
-    an LLM agent writes around it (no hard facts among them)."""
+    `replies="llm"` (what a support assistant backed by an LLM writes: 60-150 words) adds
+    three or four sentences of explanation, reassurance and next steps around each reply's
+    substance (no hard facts among them, so fact retention is measured on the same facts);
+    `"terse"` keeps each reply to its substance (~18 words), the hardest case for memory
+    savings: the summary's fixed cost weighs most against a cheap history."""
     out = _long_support(turns, seed)
     if replies == "terse":
         return out
+    if replies != "llm":
+        raise ValueError(f"replies must be 'llm' or 'terse', not {replies!r}")
     rng = random.Random(seed + 1)
+    low, high = _ELABORATION_SENTENCES
     return [
-        Turn(t.user, " ".join([t.reply, *rng.sample(_ELABORATION, rng.randint(2, 3))]), t.ts)
+        Turn(t.user, " ".join([t.reply, *rng.sample(_ELABORATION, rng.randint(low, high))]), t.ts)
         for t in out
     ]
 
@@ -274,7 +296,7 @@ def as_jsonl(turns: list[Turn], session: str = SESSION) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Write the long Spanish support transcript.")
     parser.add_argument("--turns", type=int, default=320)
-    parser.add_argument("--replies", choices=("terse", "llm"), default="terse")
+    parser.add_argument("--replies", choices=("llm", "terse"), default="llm")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     text = as_jsonl(long_support(args.turns, replies=args.replies))

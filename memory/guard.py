@@ -7,7 +7,7 @@ both the guard and the extractive summarizer use.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from .facts import Fact, cap_key_facts, dedupe, extract_facts, missing_facts, render_fact
@@ -28,14 +28,18 @@ TRIM_ROUNDS = 4
 
 _CUES = re.compile(
     r"(?i)\b(?:confirm\w*|acord\w*|decid\w*|aprob\w*|approv\w*|agreed|agree|acept\w*|accept\w*"
-    r"|rechaz\w*|reject\w*|cancel\w*|reembols\w*|refund\w*|devoluci\w*|return\w*|envi\w*"
-    r"|ship\w*|send|sent|program\w*|schedul\w*|agend\w*|book\w*|reserv\w*|pendiente\w*"
-    r"|pending|compromet\w*|commit\w*|promet\w*|promis\w*|prob[eéóa]\w*|tried|try|intent\w*"
+    r"|rechaz\w*|reject\w*|cancel\w*|reembols\w*|refund\w*|devoluci\w*|return\w*|env[ií]\w*"
+    r"|ship\w*|send|sent|solicit\w*|request\w*|program\w*|schedul\w*|agend\w*|book\w*"
+    r"|reserv\w*|pendiente\w*|pending|compromet\w*|commit\w*|promet\w*|promis\w*"
+    r"|prob[eéóa]\w*|tried|try|intent\w*"
     r"|funcion\w*|work\w*|fall[aó]\w*|fail\w*|error\w*|resuelt\w*|resolv\w*|solucion\w*|fix\w*"
     r"|arregl\w*|pag\w*|pay\w*|paid|cobr\w*|charg\w*|factur\w*|invoic\w*|plazo\w*|deadline"
     r"|vence\w*|due|quedamos|we'll|i'll|will|vamos a|voy a|te (?:enviar|llamar|escribir)\w*"
-    r"|siguiente paso|next step\w*|estado|status|necesit\w*|need\w*|quier\w*|want\w*)\b"
+    r"|siguiente paso|next step\w*|estado|status|necesit\w*|need\w*|quier\w*|want\w*"
+    r"|cambi\w*|chang\w*|modific\w*|sustitu\w*|replac\w*)\b"
 )
+_FACT_WEIGHT = {"id": 3, "email": 3, "phone": 3, "postcode": 3, "amount": 3, "date": 2, "url": 2}
+MAX_FACTS_VALUE = 9
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")
 
 
@@ -65,17 +69,23 @@ def guard_summary(
     source_tokens: int = 0,
     pinned: frozenset[Fact] = frozenset(),
 ) -> GuardResult:
-    """Reject bad drafts; append missing facts under a key-facts heading; fit `cap_tokens`."""
-    body = draft_text.strip()
+    """Reject bad drafts; append missing facts under a key-facts heading; fit `cap_tokens`.
+
+    A draft that already ends in a key-facts list (the extractive summarizer writes one)
+    has that list taken apart and written again with the missing facts: the list is
+    capped as a whole, by priority, and trimming the body never cuts its heading off."""
+    draft = draft_text.strip()
     required = dedupe(required)
-    missing = missing_facts(required, body)
     heading = KEY_FACTS_HEADING.get(language[:2], KEY_FACTS_HEADING["en"])
     # Facts the guard puts back count toward the length: a draft that restated the
     # previous summary more briefly and only left facts for the guard lost nothing.
-    restored = _section_cost(missing, heading, count_tokens) if body else 0
-    reason = reject_reason(body, previous_text, count_tokens, source_tokens, restored)
+    lacked = missing_facts(required, draft)
+    restored = _section_cost(lacked, heading, count_tokens) if draft else 0
+    reason = reject_reason(draft, previous_text, count_tokens, source_tokens, restored)
     if reason is not None:
         return GuardResult(previous_text, (), (), ok=False, reject_reason=reason)
+    body, listed = split_fact_list(draft, heading)
+    missing = dedupe([*listed, *missing_facts(required, body)])
     # Trimming the body to make room can take more facts with it, so size the room again
     # until the section fits (never more than KEY_FACTS_RESERVE of the cap).
     reserve = 0
@@ -85,11 +95,30 @@ def guard_summary(
             break
         reserve = min(max(reserve, section), int(cap_tokens * KEY_FACTS_RESERVE))
         body = "\n".join(trim_lines(body.splitlines(), cap_tokens - reserve, count_tokens))
-        missing = missing_facts(required, body)
+        missing = dedupe([*listed, *missing_facts(required, body)])
     text, dropped = _append_key_facts(body, missing, heading, cap_tokens, count_tokens, pinned)
     if not text.strip():  # a cap too small for anything at all
         return GuardResult(previous_text, (), (), ok=False, reject_reason="empty")
-    return GuardResult(text, tuple(missing), tuple(dropped), ok=True)
+    needed = set(required)
+    restored_facts = tuple(f for f in missing if f in needed and f not in listed)
+    return GuardResult(text, restored_facts, tuple(f for f in dropped if f in needed), ok=True)
+
+
+def split_fact_list(text: str, heading: str) -> tuple[str, list[Fact]]:
+    """(body, facts) when `text` ends in a key-facts list under `heading` whose every line
+    is one rendered fact; (text, []) otherwise (a list with prose in it stays as it is)."""
+    before, found, after = ("\n" + text).rpartition("\n" + heading + "\n")
+    if not found:
+        return text, []
+    facts: list[Fact] = []
+    for line in after.splitlines():
+        if not line.strip():
+            continue
+        extracted = extract_facts(line)
+        if len(extracted) != 1 or render_fact(extracted[0]) != line.strip():
+            return text, []
+        facts.append(extracted[0])
+    return before[1:].rstrip(), facts
 
 
 def reject_reason(
@@ -151,11 +180,24 @@ def _ends_with_section(body: str, heading: str) -> bool:
     return False
 
 
-def line_value(text: str) -> int:
-    """How much a summary line or sentence is worth keeping: facts, decisions, questions."""
-    value = 3 * min(len(extract_facts(text)), 3)
+def line_value(text: str, known: Collection[str] = ()) -> int:
+    """How much a summary line or sentence is worth keeping: facts, decisions, questions.
+
+    Facts count by kind: what the case hangs on (ids, contact details, money) more than a
+    date, and a date more than the times and percentages repeated everywhere. Facts whose
+    casefolded value is in `known` (an earlier line gave them) count nothing."""
+    facts = [f for f in extract_facts(text) if f.value.casefold() not in known]
+    value = min(sum(fact_weight(f) for f in facts), MAX_FACTS_VALUE)
     value += 2 if _CUES.search(text) else 0
     return value + (1 if "?" in text else 0)
+
+
+def fact_weight(fact: Fact) -> int:
+    """A fact's worth in `line_value`: 3 for ids, contacts and amounts, 2 for dates and
+    URLs (and an id that is a bare number), 1 for times and percentages."""
+    if fact.kind == "id" and fact.value.isdigit():
+        return 2
+    return _FACT_WEIGHT.get(fact.kind, 1)
 
 
 def split_sentences(text: str) -> list[str]:
@@ -167,14 +209,18 @@ def trim_lines(
     lines: Sequence[str],
     cap: int,
     count_tokens: CountTokens,
-    values: Sequence[int] | None = None,
+    values: Sequence[float] | None = None,
+    *,
+    split: bool = True,
 ) -> list[str]:
     """Drop the least valuable lines (oldest first among equals) until the text fits `cap`.
 
-    Lines longer than a quarter of the cap are cut into sentences first, so one long
-    paragraph is shortened rather than lost whole. Order is kept.
+    Lines longer than a quarter of the cap are cut into sentences first (unless `split` is
+    off: a quoted, attributed line must stay whole), so one long paragraph is shortened
+    rather than lost whole. Order is kept.
     """
-    units, owners, unit_values = _units(lines, cap, count_tokens, values)
+    longest = cap // 4 if split else None
+    units, owners, unit_values = _units(lines, longest, count_tokens, values)
     costs = [count_tokens(u) + 1 for u in units]
     alive = [True] * len(units)
     total = sum(costs)
@@ -188,13 +234,17 @@ def trim_lines(
 
 
 def _units(
-    lines: Sequence[str], cap: int, count_tokens: CountTokens, values: Sequence[int] | None
-) -> tuple[list[str], list[int], list[int]]:
+    lines: Sequence[str],
+    longest: int | None,
+    count_tokens: CountTokens,
+    values: Sequence[float] | None,
+) -> tuple[list[str], list[int], list[float]]:
     units: list[str] = []
     owners: list[int] = []
-    unit_values: list[int] = []
+    unit_values: list[float] = []
     for index, line in enumerate(lines):
-        parts = split_sentences(line) if count_tokens(line) > cap // 4 else [line]
+        long = longest is not None and count_tokens(line) > longest
+        parts = split_sentences(line) if long else [line]
         for part in parts or [line]:
             units.append(part)
             owners.append(index)

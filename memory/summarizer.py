@@ -151,19 +151,20 @@ def required_facts(previous: str, exchanges: Sequence[Exchange]) -> list[Fact]:
     Oldest first: the previous key-facts section (facts carried from earliest folds), then
     the rest of the previous summary, then the folded turns. The cap relies on that order
     to keep the identifiers and contacts that were given first."""
-    body, carried = _split_key_facts(previous)
+    body, carried = split_key_facts(previous)
     found = extract_facts(carried) + extract_facts(body)
     for exchange in exchanges:
         found += extract_facts(exchange.user_text) + extract_facts(exchange.reply_text)
     return dedupe(found)
 
 
-def _split_key_facts(summary: str) -> tuple[str, str]:
-    """(body, key-facts section) of a summary written by the guard."""
+def split_key_facts(summary: str) -> tuple[str, str]:
+    """(body, key-facts section) of a summary written by the guard or the extractive
+    summarizer: the text before and after its heading line ("" when there is none)."""
     for heading in KEY_FACTS_HEADING.values():
-        body, found, section = summary.rpartition("\n" + heading)
+        body, found, section = ("\n" + summary).rpartition("\n" + heading)
         if found:
-            return body, section
+            return body[1:], section
     return summary, ""
 
 

@@ -6,6 +6,7 @@ import asyncio
 import importlib.util
 import sqlite3
 from pathlib import Path
+from statistics import fmean
 
 import pytest
 
@@ -13,6 +14,7 @@ from bench import concurrency, growth, overhead, tokens
 from bench.common import Target, percentile
 from bench.seed import SeedSession, seed
 from bench.transcripts import EARLY_FACTS, long_support
+from memory.facts import extract_facts
 
 HAS_AGENTS = importlib.util.find_spec("agents") is not None
 
@@ -74,11 +76,53 @@ async def test_concurrency_reports_efficiency_and_fold_ratio() -> None:
 async def test_tokens_reports_per_turn_and_totals() -> None:
     """Per-turn prompt and full-history tokens, fold-ins counted, facts checked."""
     result = await tokens.run(long_support(20))
-    assert len(result.prompt) == len(result.full) == 20
+    assert len(result.prompt) == len(result.full) == len(result.memory) == 20
     assert result.prompt[0] == result.full[0]
+    assert result.memory[0] == 0
+    assert result.memory[-1] > 0
     assert result.fold_in[-1] > 0
     assert result.facts_total == len(EARLY_FACTS)
+    assert result.facts_turn == 20
     assert tokens.report(result, "off") == []
+
+
+def test_llm_replies_are_llm_length_and_add_no_facts() -> None:
+    """The primary style: the same turns and hard facts as the terse one, with replies of
+    the length a model writes (60-150 words)."""
+    llm, terse = long_support(320), long_support(320, replies="terse")
+    assert [t.user for t in llm] == [t.user for t in terse]
+    words = [len(t.reply.split()) for t in llm]
+    assert min(words) >= 55
+    assert max(words) <= 150
+    assert 80 <= fmean(words) <= 110
+    assert fmean(len(t.reply.split()) for t in terse) < 25
+    for a, b in zip(llm, terse, strict=True):
+        assert extract_facts(a.reply) == extract_facts(b.reply)
+
+
+def test_token_targets_are_ratios_to_the_same_runs_baseline() -> None:
+    """Targets for the primary style only, each figure against full history of the run."""
+    n = 320
+    full = tuple(100 * (i + 1) for i in range(n))
+    result = tokens.Result(
+        prompt=(1_000,) * n,
+        full=full,
+        memory=(300,) * n,
+        fold_in=tuple(50 * (i + 1) for i in range(n)),
+        fold_calls=80,
+        resets=0,
+        facts_found=EARLY_FACTS[:-1],
+        facts_total=len(EARLY_FACTS),
+        facts_turn=300,
+    )
+    targets = tokens.report(result, "off", "llm")
+    shown = {t.name.split(" (")[0]: t for t in targets}
+    assert shown["prompt ÷ full at turn 100"].value == pytest.approx(1_000 / 10_000)
+    total = (1_000 * 300 + 50 * 300) / sum(full[:300])
+    assert shown["total+folds ÷ full, t300"].value == pytest.approx(total)
+    assert shown["flat: last 50 ÷ turns 50-100"].value == pytest.approx(1.0)
+    assert not shown["early facts, t300 request"].passed
+    assert tokens.report(result, "off", "terse") == []
 
 
 def test_bench_main_runs_without_a_running_loop() -> None:
