@@ -6,12 +6,15 @@ Noise is stored with its reason but never enters the window or the summary.
 
 from __future__ import annotations
 
+import operator
 import re
 import unicodedata
 from collections import Counter
 from functools import lru_cache
 
 from providers.base import ChatReply, ProviderError
+
+from .accents import strip_marks
 
 EMPTY = "empty"
 TRUNCATED = "truncated"
@@ -83,6 +86,11 @@ _NON_WORD = re.compile(r"[^a-z0-9 ]+")
 _LOOP_MIN_REPEATS = {1: 12, 2: 8, 3: 8}
 _LOOP_DEFAULT_REPEATS = 5
 _LOOP_MAX_NGRAM = 12
+_LOOP_NEEDED = {
+    n: _LOOP_MIN_REPEATS.get(n, _LOOP_DEFAULT_REPEATS) for n in range(1, _LOOP_MAX_NGRAM + 1)
+}
+_LOOP_MIN_COPIES = min(_LOOP_NEEDED.values())
+_LOOP_MIN_SPAN = min(n * needed for n, needed in _LOOP_NEEDED.items())
 # Or: one sentence of 4+ words occurring 4+ times, its copies covering 40 % of the text.
 _LOOP_SENTENCE_COUNT = 4
 _LOOP_SENTENCE_MIN_WORDS = 4
@@ -141,15 +149,30 @@ def is_repetition_loop(text: str) -> bool:
 
 
 def _has_ngram_run(words: list[str]) -> bool:
-    for n in range(1, _LOOP_MAX_NGRAM + 1):
-        needed = _LOOP_MIN_REPEATS.get(n, _LOOP_DEFAULT_REPEATS)
-        run = 0
-        for i in range(len(words) - n):
-            run = run + 1 if words[i] == words[i + n] else 0
-            # `run` equal positions n apart means run // n + 1 copies of the n-gram.
-            if run // n + 1 >= needed:
-                return True
+    """True when some n-gram (n <= 12) comes `needed` times in a row.
+
+    `run` equal words n apart make run // n + 1 copies of an n-gram, so `needed` copies
+    are a run of (needed - 1) * n equal positions: found as a substring of the 0/1 bytes
+    of `words[i] == words[i + n]`, one C-level pass per n instead of a Python loop."""
+    if not _may_loop(words):
+        return False
+    for n, needed in _LOOP_NEEDED.items():
+        same = bytes(map(operator.eq, words, words[n:]))
+        if same and b"\x01" * ((needed - 1) * n) in same:
+            return True
     return False
+
+
+def _may_loop(words: list[str]) -> bool:
+    """Whether `_LOOP_MIN_SPAN` words in a row each occur `_LOOP_MIN_COPIES` times or more.
+
+    `needed` copies of an n-gram are needed * n words in a row, each of them `needed`
+    times, so every loop has such a stretch; ordinary replies have none and skip the
+    twelve passes of `_has_ngram_run`."""
+    frequent = {w for w, count in Counter(words).items() if count >= _LOOP_MIN_COPIES}
+    if not frequent:
+        return False
+    return b"\x01" * _LOOP_MIN_SPAN in bytes(map(frequent.__contains__, words))
 
 
 def _has_repeated_sentence(text: str) -> bool:
@@ -166,9 +189,8 @@ def _has_repeated_sentence(text: str) -> bool:
 @lru_cache(maxsize=4096)
 def _normalize(text: str) -> str:
     """Lowercase, strip accents and punctuation, collapse spaces ("I’m" -> "i m")."""
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    ascii_only = "".join(c for c in decomposed if not unicodedata.combining(c))
-    return " ".join(_NON_WORD.sub(" ", ascii_only).split())
+    plain = strip_marks(unicodedata.normalize("NFKD", text.casefold()))
+    return " ".join(_NON_WORD.sub(" ", plain).split())
 
 
 def _squash(text: str) -> str:

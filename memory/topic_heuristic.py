@@ -19,7 +19,17 @@ from .topic_cues import (
     INTENT_FAMILIES,
     NEW_REQUEST,
 )
-from .topic_text import family_hits, new_request_hits, phrase_hits, sentences, terms, words
+from .topic_text import (
+    family_hits,
+    family_hits_in,
+    new_request_hits,
+    phrase_hits,
+    phrase_hits_in,
+    sentences,
+    term_set,
+    terms,
+    words,
+)
 from .types import Exchange, TopicDecision
 
 
@@ -103,16 +113,13 @@ def detect_heuristic(ctx: TopicContext, tuning: Tuning = DEFAULT_TUNING) -> Topi
 
 
 def _read(ctx: TopicContext, tuning: Tuning) -> _Reading:
-    message_terms = frozenset(terms(ctx.message))
-    context_terms = set(terms(ctx.summary))
-    for exchange in ctx.window:
-        context_terms.update(terms(exchange.user_text), terms(exchange.reply_text))
+    message_terms = term_set(ctx.message)
     last = ctx.window[-1] if ctx.window else None
-    recent = frozenset(terms(_text_of(last))) if last else frozenset()
+    recent = _terms_of(last) if last else frozenset()
     message_family, episode_family, shift = _families(ctx, tuning)
     return _Reading(
         terms=message_terms,
-        novel=message_terms - context_terms,
+        novel=_novel(message_terms, ctx),
         recent_overlap=len(message_terms & recent),
         opening_question=_opens_question(ctx.message, recent),
         answers_question=bool(last and "?" in last.reply_text and "?" not in ctx.message),
@@ -127,15 +134,28 @@ def _read(ctx: TopicContext, tuning: Tuning) -> _Reading:
     )
 
 
+def _novel(message_terms: frozenset[str], ctx: TopicContext) -> frozenset[str]:
+    """Message terms found neither in the summary nor in the window.
+
+    Subtracts each text's cached term set in turn (each step only walks the few message
+    terms left) instead of building the union of ~1,000 context terms every turn."""
+    novel = message_terms - term_set(ctx.summary)
+    for exchange in ctx.window:
+        novel = novel - term_set(exchange.user_text) - term_set(exchange.reply_text)
+    return novel
+
+
+def _terms_of(exchange: Exchange) -> frozenset[str]:
+    """The terms of the exchange's two texts: those of the texts joined by a newline,
+    since no word spans the newline."""
+    return term_set(exchange.user_text) | term_set(exchange.reply_text)
+
+
 def _closure(last: Exchange | None) -> tuple[str, ...]:
     """Closing phrases of the last exchange, unless it also says 'but ...'."""
     if last is None or phrase_hits(last.user_text, CONTRAST):
         return ()
-    return tuple(phrase_hits(_text_of(last), CLOSURE))
-
-
-def _text_of(exchange: Exchange | None) -> str:
-    return "" if exchange is None else f"{exchange.user_text}\n{exchange.reply_text}"
+    return tuple(phrase_hits_in((last.user_text, last.reply_text), CLOSURE))
 
 
 def _opens_question(message: str, recent: frozenset[str]) -> bool:
@@ -147,8 +167,8 @@ def _opens_question(message: str, recent: frozenset[str]) -> bool:
 def _families(ctx: TopicContext, tuning: Tuning) -> tuple[str | None, str | None, bool]:
     """The message's and the episode's intent families, and whether the intent changed."""
     said = family_hits(ctx.message, INTENT_FAMILIES)
-    episode_text = "\n".join([ctx.summary, *(e.user_text for e in ctx.window)])
-    before = family_hits(episode_text, INTENT_FAMILIES)
+    episode = (ctx.summary, *(e.user_text for e in ctx.window))
+    before = family_hits_in(episode, INTENT_FAMILIES)
     message_family = _dominant(said, share=0.4, minimum=1)
     episode_family = _dominant(before, share=tuning.family_share, minimum=2)
     if message_family is None or episode_family is None or message_family == episode_family:

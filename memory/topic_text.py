@@ -8,12 +8,20 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator, Mapping
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
-_WORD = re.compile(r"[a-z0-9#$€][a-z0-9#_\-./@€$]*")
+from .accents import strip_marks
+
+# A token starts with a letter, digit, `#`, `$` or `€`, may hold `_ - . / @` inside and ends
+# on anything but `_ - . /` (`order-731.` is `order-731`). Possessive, since the classes do
+# not overlap: one regex pass, no per-token strip.
+_WORD = re.compile(r"[a-z0-9#$€][a-z0-9#$€@]*+(?:[_\-./]++[a-z0-9#$€@]++)*+")
 _TEXT_CACHE = 4096
 _SENTENCE = re.compile(r"(?<=[.!?¿¡\n])\s+|\s*[¿¡]")
+_PLAIN_WORD = re.compile(r"[a-z0-9]+")
 
 
 def _split(text: str) -> frozenset[str]:
@@ -89,8 +97,9 @@ _STEM_CAP = 6
 @lru_cache(maxsize=_TEXT_CACHE)
 def fold(text: str) -> str:
     """Lower-case, accent-free, apostrophes removed; punctuation kept."""
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    plain = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    if text.isascii():  # nothing for NFKD to split, no marks, no typographic apostrophe
+        return text.lower().replace("'", "")
+    plain = strip_marks(unicodedata.normalize("NFKD", text.lower()))
     return plain.replace("'", "").replace("’", "")
 
 
@@ -98,7 +107,14 @@ def fold(text: str) -> str:
 def words(text: str) -> tuple[str, ...]:
     """Folded word tokens (codes such as `#4821` or `order-731` stay whole). Cached: the
     window's texts come back turn after turn."""
-    return tuple(w.strip(".-/_") for w in _WORD.findall(fold(text)) if w.strip(".-/_"))
+    return tuple(_WORD.findall(fold(text)))
+
+
+@lru_cache(maxsize=_TEXT_CACHE)
+def term_set(text: str) -> frozenset[str]:
+    """The distinct `terms` of `text`. Cached: the summary and the window's texts are
+    compared against every new message, so their sets are built once, not every turn."""
+    return frozenset(terms(text))
 
 
 def stem(word: str) -> str:
@@ -117,7 +133,14 @@ def stem(word: str) -> str:
 @lru_cache(maxsize=_TEXT_CACHE)
 def terms(text: str) -> tuple[str, ...]:
     """Stemmed content words of `text`, in order, repeats kept."""
-    return tuple(stem(word) for word in words(text) if not _is_stopword(word))
+    return tuple(filter(None, map(_term, words(text))))  # a stem is never empty
+
+
+@lru_cache(maxsize=65_536)
+def _term(word: str) -> str | None:
+    """The stem of a content word, None for a stopword. Cached per word: a new text is
+    mostly words seen before, and stemming each again was most of `terms`."""
+    return None if _is_stopword(word) else stem(word)
 
 
 def _is_stopword(word: str) -> bool:
@@ -133,8 +156,47 @@ def sentences(text: str) -> list[str]:
 
 def phrase_hits(text: str, phrases: Iterable[str]) -> list[str]:
     """Cue phrases present in `text` as whole words, unless negated earlier in their clause."""
-    folded = fold(text)
-    return [p for p in phrases if _present(folded, p)]
+    return phrase_hits_in((text,), phrases)
+
+
+def phrase_hits_in(texts: Sequence[str], phrases: Iterable[str]) -> list[str]:
+    """`phrase_hits` of the texts joined by newlines, without folding the joined text in
+    the usual case where no phrase has all its words in them (a phrase may span texts)."""
+    candidates = _candidates(texts, phrases)
+    if not candidates:
+        return []
+    folded = fold("\n".join(texts))
+    return [p for p in candidates if _present(folded, p)]
+
+
+def _candidates(texts: Sequence[str], phrases: Iterable[str]) -> list[str]:
+    """The phrases whose words all occur in `texts`, in their order: the only ones that can
+    match. Each phrase word matches a whole run of letters and digits, and a newline between
+    texts splits runs, so the words of the joined text are those of its parts."""
+    present = frozenset().union(*map(_plain_words, texts))
+    return [phrase for phrase, needed in _cues(_as_tuple(phrases)) if needed <= present]
+
+
+def _as_tuple(phrases: Iterable[str]) -> tuple[str, ...]:
+    return phrases if isinstance(phrases, tuple) else tuple(phrases)
+
+
+@lru_cache(maxsize=_TEXT_CACHE)
+def _plain_words(text: str) -> frozenset[str]:
+    """The runs of letters and digits of folded `text`. Cached: the window's texts come back."""
+    return frozenset(_PLAIN_WORD.findall(fold(text)))
+
+
+@lru_cache(maxsize=64)
+def _cues(phrases: tuple[str, ...]) -> tuple[tuple[str, frozenset[str]], ...]:
+    """Each phrase with the plain words a text needs for it to match (none required when
+    a word has other characters: such a phrase is always tried)."""
+    out = []
+    for phrase in phrases:
+        needed = phrase.split()
+        plain = all(_PLAIN_WORD.fullmatch(word) for word in needed)
+        out.append((phrase, frozenset(needed) if plain else frozenset()))
+    return tuple(out)
 
 
 @lru_cache(maxsize=2048)
@@ -145,8 +207,6 @@ def _phrase_pattern(phrase: str) -> re.Pattern[str]:
 
 
 def _matches(folded: str, phrase: str) -> Iterator[re.Match[str]]:
-    if phrase.split(" ", 1)[0] not in folded:  # cheap test first: most cues are absent
-        return iter(())
     return _phrase_pattern(phrase).finditer(folded)
 
 
@@ -160,7 +220,6 @@ def _present(folded: str, phrase: str) -> bool:
 
 # "¿qué otra cosa puedo probar?", "anything else I can try": asking for alternatives within
 # the case, not announcing a new subject.
-_PLAIN_WORD = re.compile(r"[a-z0-9]+")
 _ALTERNATIVE_ASKERS = frozenset(
     [
         "que",
@@ -188,7 +247,7 @@ def new_request_hits(text: str, phrases: Iterable[str]) -> list[str]:
     """New-subject cue phrases, minus those that ask for an alternative in the same case."""
     folded = fold(text)
     hits = []
-    for phrase in phrases:
+    for phrase in _candidates((text,), phrases):
         for match in _matches(folded, phrase):
             before = _PLAIN_WORD.findall(_CLAUSE_END.split(folded[: match.start()])[-1])[-2:]
             after = _PLAIN_WORD.findall(folded[match.end() :])[:2]
@@ -204,50 +263,122 @@ def new_request_hits(text: str, phrases: Iterable[str]) -> list[str]:
 
 
 def family_hits(text: str, families: Mapping[str, tuple[str, ...]]) -> dict[str, int]:
-    """How many words or phrases of each intent family `text` contains (zeros left out).
+    """How many words or phrases of each intent family `text` contains (zeros left out)."""
+    return family_hits_in((text,), families)
 
-    Each distinct token is matched against the families once and remembered: the same
-    words come back every turn, and matching every entry against every token each time
-    was most of a turn's CPU."""
+
+def family_hits_in(
+    texts: Sequence[str], families: Mapping[str, tuple[str, ...]]
+) -> dict[str, int]:
+    """`family_hits` of the texts joined by newlines, from what is remembered of each text.
+
+    The episode (summary and window) is mostly the same texts turn after turn, and joining
+    and re-reading its ~1,000 words every turn was most of the topic check. Words never
+    span texts, so single-word hits add up text by text. A phrase may span two texts, so
+    phrases are counted on the joined words, but only those whose words all occur."""
     index = _index(families)
-    tokens = words(text)
+    readings = [_read_families(index, text) for text in texts]
     counts: dict[str, int] = {}
-    for token in tokens:
-        for family, hits in _token_hits(index, token):
+    for reading in readings:
+        for family, hits in reading.single_hits:
             counts[family] = counts.get(family, 0) + hits
-    joined = " " + " ".join(tokens) + " "
-    for family, entries in index:
-        hits = sum(joined.count(" " + e + " ") for e in entries if " " in e)
+    present = frozenset().union(*(r.phrase_words for r in readings))
+    joined = ""
+    for family, phrases in index.phrases:
+        candidates = [phrase for phrase, needed in phrases if needed <= present]
+        if not candidates:
+            continue
+        joined = joined or " " + " ".join(r.spaced for r in readings if r.spaced) + " "
+        hits = sum(joined.count(" " + phrase + " ") for phrase in candidates)
         if hits:
             counts[family] = counts.get(family, 0) + hits
     return counts
 
 
-_Index = tuple[tuple[str, tuple[str, ...]], ...]
-_INDEXES: dict[int, tuple[Mapping[str, tuple[str, ...]], _Index]] = {}
+@dataclass(frozen=True, eq=False, slots=True)
+class _Families:
+    """Intent families indexed for matching. Single-word entries by the tokens they match:
+    a word (with its plural in -s or -es) by exact lookup, a `prefix*` by looking up the
+    token's own prefixes; phrases by the words they need. Hashed by identity, so it is a
+    cheap cache key."""
+
+    names: tuple[str, ...]
+    whole: dict[str, tuple[str, ...]]  # token -> the family of each entry it matches
+    prefixes: dict[str, tuple[str, ...]]  # prefix -> the family of each entry with it
+    longest_prefix: int
+    phrases: tuple[tuple[str, tuple[tuple[str, frozenset[str]], ...]], ...]
+    phrase_words: frozenset[str]
 
 
-def _index(families: Mapping[str, tuple[str, ...]]) -> _Index:
-    """The families as a hashable value, built once per mapping."""
+@dataclass(frozen=True, slots=True)
+class _TextFamilies:
+    """What one text contributes: single-word hits in order of first hit, the words it has
+    that some phrase needs, and its tokens joined by spaces."""
+
+    single_hits: tuple[tuple[str, int], ...]
+    phrase_words: frozenset[str]
+    spaced: str
+
+
+_INDEXES: dict[int, tuple[Mapping[str, tuple[str, ...]], _Families]] = {}
+
+
+def _index(families: Mapping[str, tuple[str, ...]]) -> _Families:
+    """The families indexed for matching, built once per mapping."""
     known = _INDEXES.get(id(families))
     if known is None or known[0] is not families:
-        known = (families, tuple((name, tuple(entries)) for name, entries in families.items()))
+        known = (families, _build_index(families))
         _INDEXES[id(families)] = known
     return known[1]
 
 
+def _build_index(families: Mapping[str, tuple[str, ...]]) -> _Families:
+    whole: dict[str, list[str]] = {}
+    prefixes: dict[str, list[str]] = {}
+    for name, entries in families.items():
+        for entry in entries:
+            if " " in entry:
+                continue
+            if entry.endswith("*"):
+                prefixes.setdefault(entry[:-1], []).append(name)
+                continue
+            for form in (entry, entry + "s", entry + "es"):
+                whole.setdefault(form, []).append(name)
+    phrases = tuple(
+        (name, tuple((e, frozenset(e.split())) for e in entries if " " in e))
+        for name, entries in families.items()
+    )
+    return _Families(
+        names=tuple(families),
+        whole={form: tuple(names) for form, names in whole.items()},
+        prefixes={prefix: tuple(names) for prefix, names in prefixes.items()},
+        longest_prefix=max(map(len, prefixes), default=0),
+        phrases=phrases,
+        phrase_words=frozenset(w for _, group in phrases for _, needed in group for w in needed),
+    )
+
+
+@lru_cache(maxsize=_TEXT_CACHE)
+def _read_families(index: _Families, text: str) -> _TextFamilies:
+    """Cached per text: the summary and the window's user texts come back every turn."""
+    tokens = words(text)
+    distinct = Counter(tokens)  # in first-seen order, so families keep their order of hits
+    counts: dict[str, int] = {}
+    for token, repeats in distinct.items():
+        for family, hits in _token_hits(index, token):
+            counts[family] = counts.get(family, 0) + hits * repeats
+    return _TextFamilies(
+        tuple(counts.items()), index.phrase_words.intersection(distinct), " ".join(tokens)
+    )
+
+
 @lru_cache(maxsize=65_536)
-def _token_hits(index: _Index, token: str) -> tuple[tuple[str, int], ...]:
-    """Per family, how many of its single-word entries `token` matches."""
-    out = []
-    for family, entries in index:
-        hits = sum(_single_hit(entry, token) for entry in entries if " " not in entry)
-        if hits:
-            out.append((family, hits))
-    return tuple(out)
-
-
-def _single_hit(entry: str, token: str) -> bool:
-    if entry.endswith("*"):
-        return token.startswith(entry[:-1])
-    return token in (entry, entry + "s", entry + "es")
+def _token_hits(index: _Families, token: str) -> tuple[tuple[str, int], ...]:
+    """Per family, how many of its single-word entries `token` matches (each one counts:
+    `pagos` is both `pago` and `pagos`). A dozen lookups rather than a test of every
+    entry: new tokens (numbers, names, typos) come every turn."""
+    found = list(index.whole.get(token, ()))
+    for end in range(min(len(token), index.longest_prefix) + 1):
+        found.extend(index.prefixes.get(token[:end], ()))
+    counts = Counter(found)
+    return tuple((name, counts[name]) for name in index.names if name in counts)

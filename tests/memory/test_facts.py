@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from memory.facts import (
@@ -258,3 +258,49 @@ def test_pinned_facts_are_dropped_last() -> None:
     kept, dropped = cap_key_facts(facts, budget, _one_token_per_char, pinned)
     assert kept == [Fact("id", "FAC-1"), Fact("amount", "1.250,50 €")]
     assert dropped == [Fact("id", "FAC-2")]
+
+
+_FACT_PIECES = (
+    "1 3 12 31 05 2025 28028 ٣ - / . , : de marzo Jan January Sept May of th am p.m. PM "
+    "$ US$ € £ EUR USD euros ſoles % por ciento percent +34 ( ) 612 345 678 # PED A B _ "
+    "ticket Pedido nº CP c.p. ZIP @ x.co https:// www. Madrid K"
+)
+
+
+@settings(max_examples=500)
+@given(
+    st.lists(
+        st.sampled_from([*_FACT_PIECES.split(), " ", "  ", "\n"]), min_size=1, max_size=14
+    ).map("".join)
+)
+@example("ISO 2025-03-11, 11/03/2025, 3 de marzo, March 3, 2025 and 3rd of March")
+@example("17:42, 5 pm, € 20, 20 €, 15 %, +34 612 345 678, (555) 123-4567, 555-123-4567")
+@example("612 345 678, 28028 Madrid, CP 28028, #A-5521, AB-12-CD, order-731, TRK5590X")
+@example("ticket 12345, a.b@example.co, https://x.y/z and www.example.com")
+def test_gates_never_skip_a_pattern_that_matches(text: str) -> None:
+    """Each pattern's gate (and the digit check) is only a shortcut: a text the pattern
+    matches in always passes it, so gated extraction finds exactly what the full scan did."""
+    from memory.facts import _DIGIT, _DIGITLESS_KINDS, _PATTERNS
+
+    for rule in _PATTERNS:
+        if rule.pattern.search(text):
+            assert rule.gate.search(text), (rule.pattern.pattern, text)
+            assert rule.kind in _DIGITLESS_KINDS or _DIGIT.search(text), rule.kind
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [("#A-5521", "ref #a- 5521."), ("  ", "x"), ("€20", "20€"), ("PED-1", "XPED-1")],
+)
+def test_cached_value_patterns_answer_as_a_fresh_search(value: str, text: str) -> None:
+    """The compiled pattern kept per value finds what building it anew found."""
+    import re
+
+    from memory.facts import _is_word, _present
+
+    chars = [c for c in value if not c.isspace()]
+    body = r"\s*".join(re.escape(c) for c in chars)
+    before = r"(?<!\w)" if chars and _is_word(chars[0]) else ""
+    after = r"(?!\w)" if chars and _is_word(chars[-1]) else ""
+    fresh = not chars or re.search(before + body + after, text, re.IGNORECASE) is not None
+    assert _present(value, text) == _present(value, text) == fresh

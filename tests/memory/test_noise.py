@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memory.noise import classify, is_repetition_loop, text_noise
 from providers.base import ChatReply, ContextTooLong, ProviderError, RateLimited
@@ -172,3 +174,41 @@ def test_long_text_with_failure_phrase_is_signal() -> None:
     """A long reply that contains a failure phrase among real content is signal."""
     text = "Ha ocurrido un error. " + "Estos son los pasos para resolverlo con calma. " * 3
     assert classify(reply(text)) is None
+
+
+def _reference_ngram_run(words: list[str]) -> bool:
+    """The original scan: `run` equal words n apart are run // n + 1 copies of an n-gram."""
+    from memory.noise import _LOOP_DEFAULT_REPEATS, _LOOP_MAX_NGRAM, _LOOP_MIN_REPEATS
+
+    for n in range(1, _LOOP_MAX_NGRAM + 1):
+        needed = _LOOP_MIN_REPEATS.get(n, _LOOP_DEFAULT_REPEATS)
+        run = 0
+        for i in range(len(words) - n):
+            run = run + 1 if words[i] == words[i + n] else 0
+            if run // n + 1 >= needed:
+                return True
+    return False
+
+
+_few_words = st.lists(st.sampled_from("abcde"), max_size=40)
+
+
+@settings(max_examples=300)
+@given(
+    before=_few_words,
+    gram=st.lists(st.sampled_from("abcdefgh"), min_size=1, max_size=13),
+    copies=st.integers(min_value=1, max_value=13),
+    after=_few_words,
+    typo=st.integers(min_value=-1, max_value=200),
+)
+def test_ngram_run_equals_the_plain_scan(
+    before: list[str], gram: list[str], copies: int, after: list[str], typo: int
+) -> None:
+    """The bytes search and its frequent-words pre-check answer as the word-by-word scan,
+    near every threshold (copies of 1- to 13-grams, one word maybe replaced)."""
+    from memory.noise import _has_ngram_run
+
+    words = before + gram * copies + after
+    if 0 <= typo < len(words):
+        words[typo] = "x"
+    assert _has_ngram_run(words) == _reference_ngram_run(words)
