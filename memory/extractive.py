@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .facts import IDENTITY_KINDS, Fact, cap_key_facts, extract_facts, missing_facts, render_fact
 from .guard import KEY_FACTS_HEADING, line_value, split_sentences, trim_lines
@@ -52,6 +53,8 @@ _INTRODUCTION_BONUS = 3
 _EARLY_SHARE = 0.5
 _NON_WORD = re.compile(r"\W+")
 _DIGITS = re.compile(r"\d+")
+# Summary lines come back fold after fold: their per-line readings are cached.
+_LINE_CACHE = 8192
 _LETTERS = re.compile(r"[^\W\d_]{2,}")
 _SHAPE_MIN_WORDS = 3
 _INNER_QUOTES = str.maketrans({"«": "‹", "»": "›", "“": "‘", "”": "’"})
@@ -288,6 +291,7 @@ def _named(fact: Fact) -> bool:
     return not fact.value.isdigit()
 
 
+@lru_cache(maxsize=_LINE_CACHE)
 def _speaker(line: str) -> str:
     match = _QUOTED.fullmatch(line)
     if match is None:
@@ -295,6 +299,7 @@ def _speaker(line: str) -> str:
     return _SPEAKERS.get(match["who"], "")
 
 
+@lru_cache(maxsize=_LINE_CACHE)
 def _words(line: str) -> tuple[str, frozenset[str]]:
     """Speaker label and the set of words (digits blanked) of a summary line."""
     match = _QUOTED.fullmatch(line)
@@ -308,6 +313,7 @@ def _restates(a: frozenset[str], b: frozenset[str]) -> bool:
     return len(a & b) >= _RESTATED_SHARE * len(a | b)
 
 
+@lru_cache(maxsize=_LINE_CACHE)
 def _shape(line: str) -> str:
     """Digits blanked, so a line restated with new numbers has the same shape. A line with
     fewer than `_SHAPE_MIN_WORDS` words around its numbers (a key fact such as "- #4818")
@@ -354,5 +360,6 @@ def _compose(lines: Sequence[str], facts: Sequence[Fact], heading: str) -> str:
     return f"{body}\n\n{section}" if body else section
 
 
+@lru_cache(maxsize=_LINE_CACHE)
 def _squash(text: str) -> str:
     return _NON_WORD.sub(" ", text.casefold()).strip()

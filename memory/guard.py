@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .facts import Fact, cap_key_facts, dedupe, extract_facts, missing_facts, render_fact
 from .noise import text_noise
@@ -188,8 +189,13 @@ def line_value(text: str, known: Collection[str] = ()) -> int:
     casefolded value is in `known` (an earlier line gave them) count nothing."""
     facts = [f for f in extract_facts(text) if f.value.casefold() not in known]
     value = min(sum(fact_weight(f) for f in facts), MAX_FACTS_VALUE)
-    value += 2 if _CUES.search(text) else 0
-    return value + (1 if "?" in text else 0)
+    return value + _cue_points(text)
+
+
+@lru_cache(maxsize=8192)
+def _cue_points(text: str) -> int:
+    """Decision or commitment words, and a question (cached: lines come back every fold)."""
+    return (2 if _CUES.search(text) else 0) + (1 if "?" in text else 0)
 
 
 def fact_weight(fact: Fact) -> int:

@@ -152,7 +152,14 @@ def required_facts(previous: str, exchanges: Sequence[Exchange]) -> list[Fact]:
     the rest of the previous summary, then the folded turns. The cap relies on that order
     to keep the identifiers and contacts that were given first."""
     body, carried = split_key_facts(previous)
-    found = extract_facts(carried) + extract_facts(body)
+    # Line by line: the summary's lines come back fold after fold, so their facts are
+    # cached; a fact never spans the lines of a summary.
+    found = [
+        fact
+        for part in (carried, body)
+        for line in part.splitlines()
+        for fact in extract_facts(line)
+    ]
     for exchange in exchanges:
         found += extract_facts(exchange.user_text) + extract_facts(exchange.reply_text)
     return dedupe(found)
