@@ -86,6 +86,10 @@ class SQLiteStore(SQLiteOperatorQueries):
         self._w = writer
         self._r = reader
         self._lock = asyncio.Lock()
+        # Group commit: writes queued while a batch is on the writer's thread go together
+        # in the next one (one transaction, one round trip, a savepoint each).
+        self._queued: list[tuple[Callable[[sqlite3.Connection], Any], asyncio.Future[Any]]] = []
+        self._committer: asyncio.Task[None] | None = None
 
     @classmethod
     async def open(cls, path: str | Path, *, busy_timeout_ms: int = 5000) -> SQLiteStore:
@@ -103,6 +107,8 @@ class SQLiteStore(SQLiteOperatorQueries):
         return store
 
     async def close(self) -> None:
+        if self._committer is not None:  # let queued writes finish first
+            await asyncio.gather(self._committer, return_exceptions=True)
         if self._r is not self._w:
             await self._r.close()
         await self._w.close()
@@ -125,20 +131,51 @@ class SQLiteStore(SQLiteOperatorQueries):
                 raise
             await asyncio.shield(self._w.execute("COMMIT"))
 
-    async def _statement(self, sql: str, params: tuple[Any, ...]) -> aiosqlite.Cursor:
-        """One statement on its own. SQLite applies a single statement entirely or not at
-        all (an implicit transaction), so it needs no BEGIN/COMMIT round trips; shielded,
-        so a cancelled caller never leaves it half-known to the connection. The lock keeps
-        it out of another coroutine's open transaction."""
-        async with self._lock:
-            return await asyncio.shield(self._w.execute(sql, params))
-
     async def _atomic(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """`fn` as one transaction in one round trip to the writer's thread. A cancelled
-        caller cannot split it: the thread runs it to COMMIT, or to ROLLBACK on any
-        exception, and statements queued later wait behind it."""
-        async with self._lock:
-            return await _on_thread(self._w, partial(_in_transaction, fn))
+        """`fn` as its own atomic unit of work on the writer, durable when this returns.
+
+        Writes that arrive while another batch is on the writer's thread are committed
+        together in the next batch: one BEGIN IMMEDIATE … COMMIT and one round trip for
+        all of them, each inside its own savepoint, so one that raises is rolled back
+        alone and gets its exception. A cancelled caller cannot split its write: the
+        batch runs to COMMIT (or ROLLBACK) either way."""
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._queued.append((fn, future))
+        if self._committer is None:
+            self._committer = asyncio.create_task(self._commit_queued(), name="sqlite-commit")
+        return await future
+
+    async def _commit_queued(self) -> None:
+        try:
+            while self._queued:
+                batch, self._queued = self._queued, []
+                try:
+                    async with self._lock:
+                        results = await _on_thread(
+                            self._w, partial(_in_batch, [fn for fn, _ in batch])
+                        )
+                except Exception as exc:  # BEGIN or COMMIT failed: nothing was written
+                    for _, future in batch:
+                        if not future.done():
+                            future.set_exception(exc)
+                    continue
+                except BaseException:  # cancelled: the batch still runs to its end
+                    for _, future in batch:
+                        future.cancel()
+                    raise
+                for (_, future), (ok, value) in zip(batch, results, strict=True):
+                    if future.done():  # its caller was cancelled; the write stands
+                        continue
+                    if ok:
+                        future.set_result(value)
+                    else:
+                        future.set_exception(value)
+        finally:
+            self._committer = None
+            if self._queued:  # cancelled with writes still waiting: they were never run
+                for _, future in self._queued:
+                    future.cancel()
+                self._queued = []
 
     async def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """`fn` on the reader's thread, all its queries in one round trip."""
@@ -200,8 +237,7 @@ class SQLiteStore(SQLiteOperatorQueries):
             entry = InboxEntry(cur.lastrowid, key, external_id, user, kind, text, at)
             return Intake(entry, debug=False)
 
-        async with self._lock:  # one statement writes: atomic without BEGIN/COMMIT
-            return await _on_thread(self._w, run)
+        return await self._atomic(run)
 
     async def is_debug(self, key: str) -> bool:
         """Whether `key` is in debug mode (False for an unknown key): one indexed read."""
@@ -223,7 +259,8 @@ class SQLiteStore(SQLiteOperatorQueries):
     async def inbox_mark(
         self, entry_id: int, status: str, replies: Sequence[str] = (), *, at: datetime
     ) -> None:
-        await self._statement(*_mark_sql(entry_id, status, replies, at))
+        sql, params = _mark_sql(entry_id, status, replies, at)
+        await self._atomic(partial(_execute, sql=sql, params=params))
 
     async def inbox_prune(self, before: datetime) -> int:
         """Drop finished entries older than `before` (dedupe must outlive redeliveries)."""
@@ -400,15 +437,32 @@ def _one(db: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> Any:
     return rows[0] if rows else None
 
 
-def _in_transaction(fn: Callable[[sqlite3.Connection], T], db: sqlite3.Connection) -> T:
+def _in_batch(
+    fns: Sequence[Callable[[sqlite3.Connection], Any]], db: sqlite3.Connection
+) -> list[tuple[bool, Any]]:
+    """Run each of `fns` in its own savepoint of one transaction: (True, result), or
+    (False, exception) for one that raised (only its own changes are rolled back)."""
+    results: list[tuple[bool, Any]] = []
     db.execute("BEGIN IMMEDIATE")
     try:
-        result = fn(db)
+        for fn in fns:
+            db.execute("SAVEPOINT unit")
+            try:
+                results.append((True, fn(db)))
+            except Exception as exc:
+                db.execute("ROLLBACK TO unit")
+                results.append((False, exc))
+            db.execute("RELEASE unit")
+        db.execute("COMMIT")
     except BaseException:
-        db.execute("ROLLBACK")
+        if db.in_transaction:
+            db.execute("ROLLBACK")
         raise
-    db.execute("COMMIT")
-    return result
+    return results
+
+
+def _execute(db: sqlite3.Connection, *, sql: str, params: tuple[Any, ...]) -> None:
+    db.execute(sql, params)
 
 
 def _peek_state(db: sqlite3.Connection, *, key: str, window: int) -> TurnState | None:
