@@ -223,17 +223,21 @@ class SQLiteStore(SQLiteOperatorQueries):
         unless_debug: bool = False,
     ) -> Intake:
         """`inbox_add`, but with `unless_debug` a key in debug mode stores nothing (a dry
-        run writes nothing): the flag read and the insert are one round trip."""
+        run writes nothing): the flag read and the insert are one round trip. A new key's
+        session and first episode are created with its first message."""
         row = (key, external_id, user, kind, text, iso(at), iso(at))
 
         def run(db: sqlite3.Connection) -> Intake:
-            if unless_debug:
-                flag = _one(db, "SELECT debug FROM sessions WHERE key = ?", (key,))
-                if flag is not None and flag[0]:
-                    return Intake(None, debug=True)
+            session = _one(
+                db, "SELECT debug, current_episode_id FROM sessions WHERE key = ?", (key,)
+            )
+            if unless_debug and session is not None and session[0]:
+                return Intake(None, debug=True)
             cur = db.execute(_INBOX_INSERT, row)
             if cur.rowcount == 0 or cur.lastrowid is None:
                 return Intake(None, debug=False)
+            if session is None or session[1] is None:  # a new chat: its first turn
+                _ensure_session(db, key=key, at=row[5])  # then reads it in one trip
             entry = InboxEntry(cur.lastrowid, key, external_id, user, kind, text, at)
             return Intake(entry, debug=False)
 
