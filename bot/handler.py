@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
@@ -51,6 +52,7 @@ class ConversationHandler:
         self.outboxes: dict[str, Outbox] = {}
         self.serial = KeyedSerial()
         self._queued: set[int] = set()  # inbox ids queued or running here (bounded by work)
+        self._marking: dict[int, asyncio.Future[None]] = {}  # delivered, mark uncommitted
 
     def register(self, channel: str, outbox: Outbox) -> None:
         self.outboxes[channel] = outbox
@@ -130,7 +132,9 @@ class ConversationHandler:
         return len(entries)
 
     async def drain(self) -> None:
+        """Wait until everything queued here is answered, delivered and marked done."""
         await self.serial.drain()
+        await asyncio.gather(*self._marking.values(), return_exceptions=True)
 
     async def aclose(self) -> None:
         await self.serial.aclose()
@@ -142,7 +146,8 @@ class ConversationHandler:
         try:
             return await self._process_entry(entry)
         finally:
-            self._queued.discard(entry.id)
+            if entry.id not in self._marking:
+                self._queued.discard(entry.id)
             structlog.contextvars.unbind_contextvars("key")
 
     async def _process_entry(self, entry: InboxEntry) -> list[str]:
@@ -155,8 +160,16 @@ class ConversationHandler:
                 await self.store.inbox_mark(entry.id, "answered", texts, at=_now())
         await self._deliver(entry.key, texts)
         if entry.id:  # id 0: a debug message that never entered the inbox
-            await self.store.inbox_mark(entry.id, "done", at=_now())
+            # Not awaited: the mark joins the next batch of writes. Until it commits the
+            # entry still counts as ours, so a redelivery meanwhile is not sent again.
+            marked = self.store.inbox_done_soon(entry.id, at=_now())
+            self._marking[entry.id] = marked
+            marked.add_done_callback(functools.partial(self._marked, entry.id))
         return texts
+
+    def _marked(self, entry_id: int, _done: asyncio.Future[None]) -> None:
+        self._marking.pop(entry_id, None)
+        self._queued.discard(entry_id)
 
     async def _respond(self, entry: InboxEntry) -> tuple[list[str], bool]:
         """The replies, and whether they were already recorded with an exchange."""

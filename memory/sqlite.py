@@ -139,11 +139,15 @@ class SQLiteStore(SQLiteOperatorQueries):
         all of them, each inside its own savepoint, so one that raises is rolled back
         alone and gets its exception. A cancelled caller cannot split its write: the
         batch runs to COMMIT (or ROLLBACK) either way."""
+        return await self._enqueue(fn)
+
+    def _enqueue(self, fn: Callable[[sqlite3.Connection], T]) -> asyncio.Future[T]:
+        """Queue `fn` for the next batch; the future resolves once it is committed."""
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._queued.append((fn, future))
         if self._committer is None:
             self._committer = asyncio.create_task(self._commit_queued(), name="sqlite-commit")
-        return await future
+        return future
 
     async def _commit_queued(self) -> None:
         try:
@@ -265,6 +269,17 @@ class SQLiteStore(SQLiteOperatorQueries):
     ) -> None:
         sql, params = _mark_sql(entry_id, status, replies, at)
         await self._atomic(partial(_execute, sql=sql, params=params))
+
+    def inbox_done_soon(self, entry_id: int, at: datetime) -> asyncio.Future[None]:
+        """Mark a delivered entry done without waiting: it joins the next batch of writes
+        (often the next message's intake), committed in order before anything queued
+        after it and before the store closes. A crash before that commit redelivers an
+        already delivered reply, as a crash between sending and marking always could.
+        The future resolves when the mark is committed (or failed, which is logged)."""
+        sql, params = _mark_sql(entry_id, "done", (), at)
+        future = self._enqueue(partial(_execute, sql=sql, params=params))
+        future.add_done_callback(_log_failed_mark)
+        return future
 
     async def inbox_prune(self, before: datetime) -> int:
         """Drop finished entries older than `before` (dedupe must outlive redeliveries)."""
@@ -439,6 +454,11 @@ def _one(db: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> Any:
     mid-step keeps its read snapshot open and makes COMMIT fail."""
     rows = db.execute(sql, params).fetchall()
     return rows[0] if rows else None
+
+
+def _log_failed_mark(future: asyncio.Future[None]) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        log.error("inbox_mark_failed", error=repr(future.exception()))
 
 
 def _in_batch(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -90,6 +91,7 @@ class ConversationStore(Protocol):
     async def inbox_mark(
         self, entry_id: int, status: str, replies: Sequence[str] = (), *, at: datetime
     ) -> None: ...
+    def inbox_done_soon(self, entry_id: int, at: datetime) -> asyncio.Future[None]: ...
     async def inbox_prune(self, before: datetime) -> int: ...
     # sessions and episodes
     async def turn_state(self, key: str, window: int, at: datetime) -> TurnState: ...

@@ -56,6 +56,45 @@ async def test_redelivery_is_processed_once(make_app: MakeApp) -> None:
     assert len(await app.store.all_exchanges("console:d")) == 1
 
 
+async def test_redelivery_while_the_done_mark_is_uncommitted_is_not_sent_again(
+    make_app: MakeApp,
+) -> None:
+    """The "done" mark is written after delivery without waiting. A redelivery that
+    looks before it commits finds the entry still "answered"; it must be ignored, not
+    delivered again as if a crash had left it (a WhatsApp test caught this once)."""
+    model = ScriptedChatModel()
+    app = await make_app(model)
+    sent: list[str] = []
+
+    class Outbox:
+        async def send(self, key: str, texts: Sequence[str]) -> None:
+            sent.extend(texts)
+            await app.store._lock.acquire()  # the writer is busy: the mark must wait
+
+        def working(self, key: str) -> contextlib.AbstractAsyncContextManager[None]:
+            return contextlib.nullcontext()
+
+    app.handler.register("console", Outbox())
+    await app.handler.handle(inbound("console:m", "hola", ext="once"))
+    entry = await app.store.inbox_get("console:m", "once")
+    assert entry is not None
+    assert entry.status == "answered"
+    # What a redelivery does once its intake finds the entry already in the inbox:
+    again = await app.handler._redelivered(inbound("console:m", "hola", ext="once"))
+    assert again is None
+    app.store._lock.release()
+    await app.handler.drain()
+    for _ in range(100):
+        entry = await app.store.inbox_get("console:m", "once")
+        if entry is not None and entry.status == "done":
+            break
+        await asyncio.sleep(0.01)
+    assert entry is not None
+    assert entry.status == "done"
+    assert len(sent) == 1
+    assert len(model.requests) == 1
+
+
 async def test_unfinished_inbox_is_processed_after_restart(
     make_app: MakeApp, tmp_path: Path
 ) -> None:
