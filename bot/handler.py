@@ -23,7 +23,7 @@ from config.settings import Settings
 from memory.engine import MemoryEngine, Outcome, Prepared
 from memory.policy import Assembly, TooLarge
 from memory.store import ConversationStore
-from memory.types import InboxEntry
+from memory.types import InboxEntry, TurnState
 from providers.base import valid_text
 
 from . import commands
@@ -53,6 +53,7 @@ class ConversationHandler:
         self.serial = KeyedSerial()
         self._queued: set[int] = set()  # inbox ids queued or running here (bounded by work)
         self._marking: dict[int, asyncio.Future[None]] = {}  # delivered, mark uncommitted
+        self._states: dict[int, TurnState] = {}  # read at intake, for the entry's turn
 
     def register(self, channel: str, outbox: Outbox) -> None:
         self.outboxes[channel] = outbox
@@ -68,6 +69,11 @@ class ConversationHandler:
         if not self.settings.is_allowed(inbound.user):
             log.info("user_not_allowed", key=inbound.key)
             return self.serial.submit(inbound.key, lambda: self._refuse(inbound))
+        # A chat with nothing in flight here gets its turn state read with the intake, in
+        # the same round trip; it is used only if the chat is still idle once the intake
+        # returns (otherwise an earlier message's exchange could be missing from it).
+        command = commands.is_command(inbound.text)
+        idle = self.serial.idle(inbound.key) and not command
         intake = await self.store.intake(
             inbound.key,
             inbound.external_id,
@@ -75,7 +81,8 @@ class ConversationHandler:
             inbound.kind,
             inbound.text,
             inbound.ts,
-            unless_debug=not commands.is_command(inbound.text),
+            unless_debug=not command,
+            window=self.engine.config.window if idle else None,
         )
         if intake.debug:  # a dry run writes nothing, not even the inbox entry
             entry = InboxEntry(
@@ -91,6 +98,8 @@ class ConversationHandler:
         added = intake.entry
         if added is None:
             return await self._redelivered(inbound)
+        if intake.state is not None and self.serial.idle(inbound.key):
+            self._states[added.id] = intake.state
         return self._queue(added)
 
     async def _redelivered(self, inbound: Inbound) -> asyncio.Future[list[str]] | None:
@@ -146,6 +155,7 @@ class ConversationHandler:
         try:
             return await self._process_entry(entry)
         finally:
+            self._states.pop(entry.id, None)
             if entry.id not in self._marking:
                 self._queued.discard(entry.id)
             structlog.contextvars.unbind_contextvars("key")
@@ -186,7 +196,9 @@ class ConversationHandler:
             return [t(lang, "too_long", chars=len(text), limit=limit)], False
         # Debug is decided now, not at intake: "/debug on" and the next message may arrive
         # in one batch, and that message must already be a dry run.
-        prepared = await self.engine.prepare(entry.key, text)
+        prepared = await self.engine.prepare(
+            entry.key, text, state=self._states.pop(entry.id, None)
+        )
         if prepared.dry_run:
             return [render_debug(prepared, self.language)], False
         if isinstance(prepared.plan, TooLarge):

@@ -60,6 +60,10 @@ class KeyedSerial:
                     future.cancel()
                 self._queues.pop(key, None)
 
+    def idle(self, key: str) -> bool:
+        """Nothing of `key` is queued or running."""
+        return key not in self._queues
+
     @property
     def active_keys(self) -> int:
         return len(self._workers)

@@ -99,14 +99,23 @@ class MemoryEngine:
         """Tokens of `text` as budgets see them: our tokenizer, corrected by usage."""
         return self.calibration.apply(self.tokenizer.count(text))
 
-    async def prepare(self, key: str, message: str, *, dry_run: bool | None = None) -> Prepared:
+    async def prepare(
+        self,
+        key: str,
+        message: str,
+        *,
+        dry_run: bool | None = None,
+        state: TurnState | None = None,
+    ) -> Prepared:
         """Topic check first, then the request, folding synchronously when over budget.
 
         `dry_run=None` follows the session's debug flag as it is now; a dry run writes
         nothing (a new session is created only when it is not one, and new sessions are
-        never in debug mode)."""
+        never in debug mode). `state`: the key's state already read (at intake, with
+        nothing of the key in flight since), instead of reading it again."""
         now = self.clock()
-        state = await self._state(key, now, bool(dry_run))
+        if state is None:
+            state = await self._state(key, now, bool(dry_run))
         dry_run = state.debug if dry_run is None else dry_run
         decision = await self.topic(state, message, now)
         if decision.reset:

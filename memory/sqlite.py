@@ -225,10 +225,13 @@ class SQLiteStore(SQLiteOperatorQueries):
         at: datetime,
         *,
         unless_debug: bool = False,
+        window: int | None = None,
     ) -> Intake:
         """`inbox_add`, but with `unless_debug` a key in debug mode stores nothing (a dry
         run writes nothing): the flag read and the insert are one round trip. A new key's
-        session and first episode are created with its first message."""
+        session and first episode are created with its first message. With `window`, the
+        key's turn state as of this commit comes back with a new entry (`peek_state`),
+        saving the turn a round trip when nothing else of the key is in flight."""
         row = (key, external_id, user, kind, text, iso(at), iso(at))
 
         def run(db: sqlite3.Connection) -> Intake:
@@ -243,7 +246,8 @@ class SQLiteStore(SQLiteOperatorQueries):
             if session is None or session[1] is None:  # a new chat: its first turn
                 _ensure_session(db, key=key, at=row[5])  # then reads it in one trip
             entry = InboxEntry(cur.lastrowid, key, external_id, user, kind, text, at)
-            return Intake(entry, debug=False)
+            state = None if window is None else _peek_state(db, key=key, window=window)
+            return Intake(entry, debug=False, state=state)
 
         return await self._atomic(run)
 

@@ -56,6 +56,7 @@ class Intake:
 
     entry: InboxEntry | None
     debug: bool = False
+    state: TurnState | None = None  # read with the entry when asked (`window`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +86,7 @@ class ConversationStore(Protocol):
         at: datetime,
         *,
         unless_debug: bool = False,
+        window: int | None = None,
     ) -> Intake: ...
     async def inbox_get(self, key: str, external_id: str) -> InboxEntry | None: ...
     async def inbox_unfinished(self) -> list[InboxEntry]: ...

@@ -236,3 +236,37 @@ async def test_redelivery_resumes_an_entry_whose_intake_was_interrupted(
     assert len(model.requests) == 1
     assert await app.handler.handle(msg) == []  # now done: a true duplicate
     assert len(await app.store.all_exchanges("telegram:8")) == 1
+
+
+async def test_state_read_at_intake_is_used_only_for_an_idle_chat(make_app: MakeApp) -> None:
+    """An idle chat's turn uses the state read with its intake (no second read); a message
+    queued behind another of the same chat reads its state when its turn comes, so the
+    earlier exchange is in its window."""
+    release = asyncio.Event()
+
+    async def on_call(request: ChatRequest) -> None:
+        if request.messages[-1].content == "uno":
+            await release.wait()
+
+    model = ScriptedChatModel(on_call=on_call)
+    app = await make_app(model)
+    reads: list[str] = []
+    turn_state = app.store.turn_state
+
+    async def counting(key: str, window: int, at: datetime) -> object:
+        reads.append(key)
+        return await turn_state(key, window, at)
+
+    app.store.turn_state = counting  # type: ignore[method-assign,assignment]
+    # Both arrive at once: both intakes start while the chat is idle and run in one batch.
+    first, second = await asyncio.gather(
+        app.handler.submit(inbound("console:s", "uno")),
+        app.handler.submit(inbound("console:s", "dos")),
+    )
+    assert first
+    assert second
+    release.set()
+    await asyncio.wait_for(asyncio.gather(first, second), timeout=5)
+    assert reads == ["console:s"], "only the queued message read its state again"
+    second_request = model.requests[-1]
+    assert [m.content for m in second_request.messages][-3:-1] == ["uno", "ok 1"]
