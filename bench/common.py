@@ -30,6 +30,7 @@ class Target:
     limit: float
     better: str
     shown: str
+    limit_shown: str = ""  # the target as people read it; default: like `shown`
 
     @property
     def passed(self) -> bool:
@@ -39,7 +40,10 @@ class Target:
         op = "≤" if self.better == "low" else "≥"
         mark = "PASS" if self.passed else "MISS"
         figure = f"{self.name:<46} {self.shown:>12}"
-        return f"{mark}  {self.bench:<11} {figure}  target {op} {self.limit:g}"
+        limit = self.limit_shown or (
+            f"{self.limit:.0%}" if self.shown.endswith("%") else f"{self.limit:g}"
+        )
+        return f"{mark}  {self.bench:<11} {figure}  target {op} {limit}"
 
 
 class FastChat:

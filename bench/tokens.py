@@ -221,7 +221,15 @@ def _targets(result: Result, replies: str) -> list[Target]:
         (f"early facts, t{TOTAL_AT} request", facts, 1.0, "high", found),
     ]
     return [
-        Target("tokens", f"{name} ({replies})", value, limit, better, shown)
+        Target(
+            "tokens",
+            f"{name} ({replies})",
+            value,
+            limit,
+            better,
+            shown,
+            "all" if name.startswith("early facts") else "",
+        )
         for name, value, limit, better, shown in rows
     ]
 
