@@ -34,6 +34,9 @@ from .types import Episode, Exchange, InboxEntry, SummaryVersion, TurnState
 
 log = structlog.get_logger(__name__)
 T = TypeVar("T")
+# Writes per group commit: a burst is committed in steps, so the first callers can go on
+# while the rest are written, and no transaction holds the writer for long.
+_BATCH_MAX = 128
 
 _SUMMARY_COLS = (
     "id, episode_id, version, text, checkpoint, prompt_version, model, source_from, "
@@ -152,7 +155,7 @@ class SQLiteStore(SQLiteOperatorQueries):
     async def _commit_queued(self) -> None:
         try:
             while self._queued:
-                batch, self._queued = self._queued, []
+                batch, self._queued = self._queued[:_BATCH_MAX], self._queued[_BATCH_MAX:]
                 try:
                     async with self._lock:
                         results = await _on_thread(

@@ -236,3 +236,37 @@ async def test_sessions_listing_counts(store: SQLiteStore) -> None:
     await add(store, "console:l", 6, noise_every=3)
     (info,) = await store.sessions()
     assert (info.key, info.exchanges, info.noise, info.episodes) == ("console:l", 6, 2, 1)
+
+
+async def test_concurrent_writes_commit_together_and_fail_alone(
+    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Group commit: writes issued at once share a few transactions (not one round trip
+    each), and one that fails — an exchange for an episode that does not exist — is
+    rolled back alone and raises to its own caller only."""
+    import sqlite3
+
+    import memory.sqlite
+
+    state = await store.turn_state("console:g", 2, T0)
+    trips = 0
+    on_thread = memory.sqlite._on_thread
+
+    async def counting(db: object, fn: object) -> object:
+        nonlocal trips
+        trips += 1
+        return await on_thread(db, fn)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(memory.sqlite, "_on_thread", counting)
+
+    def exchange(episode_id: int, i: int) -> NewExchange:
+        return NewExchange(state.session_id, episode_id, f"u{i}", f"r{i}", True, None, T0)
+
+    writes = [store.record_exchange(exchange(state.episode.id, i)) for i in range(20)]
+    writes.insert(10, store.record_exchange(exchange(999_999, 99)))
+    results = await asyncio.gather(*writes, return_exceptions=True)
+    assert isinstance(results[10], sqlite3.IntegrityError)
+    assert not [r for i, r in enumerate(results) if i != 10 and isinstance(r, BaseException)]
+    assert trips <= 3, f"{trips} round trips for 21 writes"
+    stored = await store.all_exchanges("console:g")
+    assert [e.user_text for e in stored] == [f"u{i}" for i in range(20)]
