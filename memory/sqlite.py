@@ -246,9 +246,23 @@ class SQLiteStore(SQLiteOperatorQueries):
             cur = db.execute(_INBOX_INSERT, row)
             if cur.rowcount == 0 or cur.lastrowid is None:
                 return Intake(None, debug=False)
-            if session is None or session[1] is None:  # a new chat: its first turn
-                _ensure_session(db, key=key, at=row[5])  # then reads it in one trip
             entry = InboxEntry(cur.lastrowid, key, external_id, user, kind, text, at)
+            if session is None:  # a new chat: its first turn, and its state is known
+                session_id, episode_id = _new_session(db, key=key, at=row[5])
+                fresh = TurnState(
+                    session_id,
+                    key,
+                    False,
+                    Episode(episode_id, session_id, at),
+                    None,
+                    (),
+                    (),
+                    None,
+                    None,
+                )
+                return Intake(entry, debug=False, state=None if window is None else fresh)
+            if session[1] is None:  # a session an old crash left without an episode
+                _ensure_session(db, key=key, at=row[5])
             state = None if window is None else _peek_state(db, key=key, window=window)
             return Intake(entry, debug=False, state=state)
 
@@ -539,6 +553,22 @@ def _ensure_session(db: sqlite3.Connection, *, key: str, at: str) -> None:
         db.execute(
             "UPDATE sessions SET current_episode_id = ? WHERE id = ?", (cur.lastrowid, session_id)
         )
+
+
+def _new_session(db: sqlite3.Connection, *, key: str, at: str) -> tuple[int, int]:
+    """Create the session of a key that has none, with its first episode: their ids."""
+    session_id = int(
+        db.execute("INSERT INTO sessions (key, created_at) VALUES (?, ?)", (key, at)).lastrowid
+        or 0
+    )
+    episode_id = int(
+        db.execute(
+            "INSERT INTO episodes (session_id, started_at) VALUES (?, ?)", (session_id, at)
+        ).lastrowid
+        or 0
+    )
+    db.execute("UPDATE sessions SET current_episode_id = ? WHERE id = ?", (episode_id, session_id))
+    return session_id, episode_id
 
 
 def _create_and_peek(db: sqlite3.Connection, *, key: str, at: str, window: int) -> TurnState:

@@ -270,3 +270,19 @@ async def test_concurrent_writes_commit_together_and_fail_alone(
     assert trips <= 3, f"{trips} round trips for 21 writes"
     stored = await store.all_exchanges("console:g")
     assert [e.user_text for e in stored] == [f"u{i}" for i in range(20)]
+
+
+async def test_intake_state_is_the_stored_state(store: SQLiteStore) -> None:
+    """The turn state `intake` returns (built without reading for a new chat, read for a
+    known one) is exactly what `peek_state` reads afterwards."""
+    first = await store.intake("telegram:41", "m1", "telegram:41", "text", "hola", T0, window=6)
+    assert first.entry is not None
+    assert first.state == await store.peek_state("telegram:41", 6)
+    await add(store, "telegram:41", 3)
+    later = await store.intake("telegram:41", "m2", "telegram:41", "text", "otra", T0, window=2)
+    assert later.state is not None
+    assert len(later.state.window) == 2
+    assert later.state == await store.peek_state("telegram:41", 2)
+    again = await store.intake("telegram:41", "m2", "telegram:41", "text", "otra", T0, window=2)
+    assert again.entry is None
+    assert again.state is None
