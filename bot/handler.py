@@ -65,7 +65,9 @@ class ConversationHandler:
 
         Returns None for a redelivery (already in the inbox): it is not processed again.
         """
-        inbound = replace(inbound, text=valid_text(inbound.text))
+        text = valid_text(inbound.text)
+        if text != inbound.text:
+            inbound = replace(inbound, text=text)
         if not self.settings.is_allowed(inbound.user):
             log.info("user_not_allowed", key=inbound.key)
             return self.serial.submit(inbound.key, lambda: self._refuse(inbound))

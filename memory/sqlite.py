@@ -485,25 +485,39 @@ def _log_failed_mark(future: asyncio.Future[None]) -> None:
 def _in_batch(
     fns: Sequence[Callable[[sqlite3.Connection], Any]], db: sqlite3.Connection
 ) -> list[tuple[bool, Any]]:
-    """Run each of `fns` in its own savepoint of one transaction: (True, result), or
-    (False, exception) for one that raised (only its own changes are rolled back)."""
-    results: list[tuple[bool, Any]] = []
+    """Run `fns` in one transaction: (True, result) each, or (False, exception) for one
+    that raised, with only its own changes undone. Almost every batch succeeds whole, so
+    it first runs plainly; if anything raises, that attempt is rolled back and the batch
+    runs again with a savepoint per function (each reads the database afresh)."""
+    try:
+        return _transaction(db, lambda: [(True, fn(db)) for fn in fns])
+    except Exception:
+        return _transaction(db, lambda: [_in_savepoint(fn, db) for fn in fns])
+
+
+def _transaction(db: sqlite3.Connection, body: Callable[[], T]) -> T:
     db.execute("BEGIN IMMEDIATE")
     try:
-        for fn in fns:
-            db.execute("SAVEPOINT unit")
-            try:
-                results.append((True, fn(db)))
-            except Exception as exc:
-                db.execute("ROLLBACK TO unit")
-                results.append((False, exc))
-            db.execute("RELEASE unit")
+        result = body()
         db.execute("COMMIT")
     except BaseException:
         if db.in_transaction:
             db.execute("ROLLBACK")
         raise
-    return results
+    return result
+
+
+def _in_savepoint(
+    fn: Callable[[sqlite3.Connection], Any], db: sqlite3.Connection
+) -> tuple[bool, Any]:
+    db.execute("SAVEPOINT unit")
+    try:
+        result = (True, fn(db))
+    except Exception as exc:
+        db.execute("ROLLBACK TO unit")
+        result = (False, exc)
+    db.execute("RELEASE unit")
+    return result
 
 
 def _execute(db: sqlite3.Connection, *, sql: str, params: tuple[Any, ...]) -> None:
