@@ -9,6 +9,7 @@ benchmark in a small configuration (a smoke run, not figures to quote).
 from __future__ import annotations
 
 import argparse
+import gc
 import time
 from collections.abc import Callable, Sequence
 
@@ -38,6 +39,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ]
     targets: list[Target] = []
     for name, run in benches:
+        gc.collect()  # each benchmark starts clean, not with the previous one's garbage
         started = time.perf_counter()
         targets += run(flags)
         print(f"   ({name}: {time.perf_counter() - started:.1f} s)\n")
