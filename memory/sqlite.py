@@ -90,7 +90,7 @@ class SQLiteStore(SQLiteOperatorQueries):
         self._r = reader
         self._lock = asyncio.Lock()
         # Group commit: writes queued while a batch is on the writer's thread go together
-        # in the next one (one transaction, one round trip, a savepoint each).
+        # in the next one (one transaction, one round trip; see `_in_batch`).
         self._queued: list[tuple[Callable[[sqlite3.Connection], Any], asyncio.Future[Any]]] = []
         self._committer: asyncio.Task[None] | None = None
 
@@ -139,9 +139,9 @@ class SQLiteStore(SQLiteOperatorQueries):
 
         Writes that arrive while another batch is on the writer's thread are committed
         together in the next batch: one BEGIN IMMEDIATE … COMMIT and one round trip for
-        all of them, each inside its own savepoint, so one that raises is rolled back
-        alone and gets its exception. A cancelled caller cannot split its write: the
-        batch runs to COMMIT (or ROLLBACK) either way."""
+        up to `_BATCH_MAX` of them. One that raises is rolled back alone and gets its
+        exception (`_in_batch`). A cancelled caller cannot split its write: the batch
+        runs to COMMIT (or ROLLBACK) either way."""
         return await self._enqueue(fn)
 
     def _enqueue(self, fn: Callable[[sqlite3.Connection], T]) -> asyncio.Future[T]:
