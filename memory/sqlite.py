@@ -554,35 +554,30 @@ def _peek_state(db: sqlite3.Connection, *, key: str, window: int) -> TurnState |
 
 
 def _ensure_session(db: sqlite3.Connection, *, key: str, at: str) -> None:
-    db.execute(
-        "INSERT INTO sessions (key, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING", (key, at)
-    )
-    session_id, episode_id = _one(
-        db, "SELECT id, current_episode_id FROM sessions WHERE key = ?", (key,)
-    )
-    if episode_id is None:
-        cur = db.execute(
-            "INSERT INTO episodes (session_id, started_at) VALUES (?, ?)", (session_id, at)
-        )
-        db.execute(
-            "UPDATE sessions SET current_episode_id = ? WHERE id = ?", (cur.lastrowid, session_id)
-        )
+    """The session of `key` with an episode: created, or given its first episode."""
+    row = _one(db, "SELECT id, current_episode_id FROM sessions WHERE key = ?", (key,))
+    if row is None:
+        _new_session(db, key=key, at=at)
+    elif row[1] is None:
+        _first_episode(db, session_id=int(row[0]), at=at)
 
 
 def _new_session(db: sqlite3.Connection, *, key: str, at: str) -> tuple[int, int]:
     """Create the session of a key that has none, with its first episode: their ids."""
-    session_id = int(
-        db.execute("INSERT INTO sessions (key, created_at) VALUES (?, ?)", (key, at)).lastrowid
-        or 0
+    cur = db.execute("INSERT INTO sessions (key, created_at) VALUES (?, ?)", (key, at))
+    assert cur.lastrowid is not None
+    return cur.lastrowid, _first_episode(db, session_id=cur.lastrowid, at=at)
+
+
+def _first_episode(db: sqlite3.Connection, *, session_id: int, at: str) -> int:
+    cur = db.execute(
+        "INSERT INTO episodes (session_id, started_at) VALUES (?, ?)", (session_id, at)
     )
-    episode_id = int(
-        db.execute(
-            "INSERT INTO episodes (session_id, started_at) VALUES (?, ?)", (session_id, at)
-        ).lastrowid
-        or 0
+    db.execute(
+        "UPDATE sessions SET current_episode_id = ? WHERE id = ?", (cur.lastrowid, session_id)
     )
-    db.execute("UPDATE sessions SET current_episode_id = ? WHERE id = ?", (episode_id, session_id))
-    return session_id, episode_id
+    assert cur.lastrowid is not None
+    return cur.lastrowid
 
 
 def _create_and_peek(db: sqlite3.Connection, *, key: str, at: str, window: int) -> TurnState:
