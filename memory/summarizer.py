@@ -152,14 +152,9 @@ def required_facts(previous: str, exchanges: Sequence[Exchange]) -> list[Fact]:
     the rest of the previous summary, then the folded turns. The cap relies on that order
     to keep the identifiers and contacts that were given first."""
     body, carried = split_key_facts(previous)
-    # Line by line: the summary's lines come back fold after fold, so their facts are
-    # cached; a fact never spans the lines of a summary.
-    found = [
-        fact
-        for part in (carried, body)
-        for line in part.splitlines()
-        for fact in extract_facts(line)
-    ]
+    # Whole texts, not line by line: a model may wrap a line inside a date ("15 de\n
+    # julio"), and a fact missed here would not be guarded in the next fold.
+    found = extract_facts(carried) + extract_facts(body)
     for exchange in exchanges:
         found += extract_facts(exchange.user_text) + extract_facts(exchange.reply_text)
     return dedupe(found)

@@ -639,3 +639,12 @@ def test_guard_caps_a_drafts_own_key_facts_list_as_one_list() -> None:
     assert result.dropped
     assert all(f.value.startswith("FAC-") for f in result.dropped)
     assert result.missing_after == (phone,)  # listed facts were not missing from the draft
+
+
+def test_required_facts_see_a_fact_a_model_wrapped_across_lines() -> None:
+    """A model may hard-wrap its summary inside a date; the fact is still required of
+    the next fold (extraction runs over the whole text, not line by line)."""
+    from memory.summarizer import required_facts
+
+    facts = required_facts("El pedido llega el 15 de\njulio, confirmado.", [])
+    assert [f.kind for f in facts] == ["date"]
