@@ -268,13 +268,6 @@ class SQLiteStore(SQLiteOperatorQueries):
 
         return await self._atomic(run)
 
-    async def is_debug(self, key: str) -> bool:
-        """Whether `key` is in debug mode (False for an unknown key): one indexed read."""
-        rows = list(
-            await self._r.execute_fetchall("SELECT debug FROM sessions WHERE key = ?", (key,))
-        )
-        return bool(rows and rows[0][0])
-
     async def inbox_get(self, key: str, external_id: str) -> InboxEntry | None:
         sql = f"SELECT {_INBOX_COLS} FROM inbox WHERE session_key = ? AND external_id = ?"
         rows = list(await self._r.execute_fetchall(sql, (key, external_id)))
