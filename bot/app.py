@@ -138,12 +138,16 @@ class App:
         return cls(settings, store, chat_model, summary_model, tokenizer, folds, engine, handler)
 
     async def aclose(self) -> None:
-        """Stop accepting work, let running turns and folds finish briefly, close the DB."""
-        await self.handler.aclose()
-        await self.folds.aclose()
-        for model in (self.chat_model, self.summary_model):
-            closer = getattr(model, "aclose", None)
-            if closer is not None:
-                await closer()
-        await self.store.close()
+        """Stop accepting work, let running turns and folds finish briefly, close the DB.
+        The DB is closed even when this is cancelled partway (a second Ctrl-C, or one
+        that lands during shutdown)."""
+        try:
+            await self.handler.aclose()
+            await self.folds.aclose()
+            for model in (self.chat_model, self.summary_model):
+                closer = getattr(model, "aclose", None)
+                if closer is not None:
+                    await closer()
+        finally:
+            await self.store.close()
         log.info("stopped")

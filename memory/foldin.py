@@ -128,11 +128,12 @@ class FoldService:
     ) -> SummaryVersion | None:
         """Fold what is pending (with the window cut to `keep_window` when given)."""
         async with self._key_lock(key):
-            state = await self.store.peek_state(
-                key, self.window if keep_window is None else keep_window
+            peeked = await self.store.peek_for_fold(
+                key, self.window if keep_window is None else keep_window, PIN_EXCHANGES
             )
-            if state is None:
+            if peeked is None:
                 return None
+            state, opening = peeked
             stale = state.summary is not None and (
                 state.summary.prompt_version != self.summarizer.prompt_version
             )
@@ -141,7 +142,8 @@ class FoldService:
             if not state.pending or (only_if_due and len(state.pending) < self.fold_batch):
                 return None
             previous = state.summary.text if state.summary else ""
-            return await self._fold_into(state, previous, state.pending)
+            draft = await self._summarize(key, previous, state.pending, _pinned(opening))
+            return None if draft is None else await self._write(state, draft, state.pending)
 
     async def rebuild(self, key: str) -> SummaryVersion | None:
         """Rebuild the current episode's summary from raw exchanges (`ventana resummarize`)."""
@@ -156,7 +158,8 @@ class FoldService:
         if not exchanges:
             return None
         draft = _Draft("", 0, 0, ())
-        pinned = await self._pinned(state)
+        opening = await self.store.signal_exchanges(state.episode.id, 0, limit=PIN_EXCHANGES)
+        pinned = _pinned(opening)
         for start in range(0, len(exchanges), REBUILD_BATCH):
             step = await self._summarize(
                 state.key, draft.text, exchanges[start : start + REBUILD_BATCH], pinned
@@ -170,22 +173,6 @@ class FoldService:
                 step.dropped,
             )
         return await self._write(state, draft, exchanges, rebuilt=True)
-
-    async def _fold_into(
-        self, state: TurnState, previous: str, exchanges: Sequence[Exchange]
-    ) -> SummaryVersion | None:
-        draft = await self._summarize(state.key, previous, exchanges, await self._pinned(state))
-        return None if draft is None else await self._write(state, draft, exchanges)
-
-    async def _pinned(self, state: TurnState) -> frozenset[Fact]:
-        """Facts from the opening of the episode: where a customer gives the order number,
-        the contact details and the amounts the whole case hangs on (an indexed read)."""
-        opening = await self.store.signal_exchanges(state.episode.id, 0, limit=PIN_EXCHANGES)
-        return frozenset(
-            fact
-            for ex in opening
-            for fact in extract_facts(ex.user_text) + extract_facts(ex.reply_text)
-        )
 
     async def _summarize(
         self, key: str, previous: str, batch: Sequence[Exchange], pinned: frozenset[Fact]
@@ -281,3 +268,14 @@ class _KeyLock:
             del self.table[self.key]
         else:
             self.table[self.key] = (lock, users - 1)
+
+
+def _pinned(opening: Sequence[Exchange]) -> frozenset[Fact]:
+    """Facts from the opening of the episode (its first `PIN_EXCHANGES` signal
+    exchanges): where a customer gives the order number, the contact details and the
+    amounts the whole case hangs on."""
+    return frozenset(
+        fact
+        for ex in opening
+        for fact in extract_facts(ex.user_text) + extract_facts(ex.reply_text)
+    )

@@ -37,6 +37,9 @@ T = TypeVar("T")
 # Writes per group commit: a burst is committed in steps, so the first callers can go on
 # while the rest are written, and no transaction holds the writer for long.
 _BATCH_MAX = 128
+# A delivered entry's "done" mark waits this long for another write to ride with (the
+# next message's intake, usually) before it is committed on its own.
+_MARK_DELAY_S = 0.05
 
 _SUMMARY_COLS = (
     "id, episode_id, version, text, checkpoint, prompt_version, model, source_from, "
@@ -93,6 +96,7 @@ class SQLiteStore(SQLiteOperatorQueries):
         # in the next one (one transaction, one round trip; see `_in_batch`).
         self._queued: list[tuple[Callable[[sqlite3.Connection], Any], asyncio.Future[Any]]] = []
         self._committer: asyncio.Task[None] | None = None
+        self._flush: asyncio.TimerHandle | None = None  # commits lazily queued marks
 
     @classmethod
     async def open(cls, path: str | Path, *, busy_timeout_ms: int = 5000) -> SQLiteStore:
@@ -110,11 +114,20 @@ class SQLiteStore(SQLiteOperatorQueries):
         return store
 
     async def close(self) -> None:
-        if self._committer is not None:  # let queued writes finish first
-            await asyncio.gather(self._committer, return_exceptions=True)
-        if self._r is not self._w:
-            await self._r.close()
-        await self._w.close()
+        """Commit what is queued, then close both connections. A cancel meanwhile (Ctrl-C
+        during shutdown) does not stop it halfway: an open connection's thread would keep
+        the process alive, and a batch cut short would answer after the loop is gone."""
+        self._commit_soon()  # a lazily queued mark is committed before closing
+        committer = self._committer
+        try:
+            if committer is not None:
+                await asyncio.wait([committer])  # unlike gather, a cancel here spares it
+        finally:
+            if committer is not None and not committer.done():
+                await asyncio.wait([committer])
+            if self._r is not self._w:
+                await self._r.close()
+            await self._w.close()
 
     async def ping(self) -> bool:
         async with self._r.execute("SELECT 1") as cur:
@@ -144,13 +157,30 @@ class SQLiteStore(SQLiteOperatorQueries):
         runs to COMMIT (or ROLLBACK) either way."""
         return await self._enqueue(fn)
 
-    def _enqueue(self, fn: Callable[[sqlite3.Connection], T]) -> asyncio.Future[T]:
-        """Queue `fn` for the next batch; the future resolves once it is committed."""
-        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+    def _enqueue(
+        self, fn: Callable[[sqlite3.Connection], T], *, lazy: bool = False
+    ) -> asyncio.Future[T]:
+        """Queue `fn` for the next batch; the future resolves once it is committed.
+
+        A `lazy` write does not start a batch: it rides with the next write queued, or
+        is committed on its own `_MARK_DELAY_S` later, whichever comes first."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
         self._queued.append((fn, future))
-        if self._committer is None:
-            self._committer = asyncio.create_task(self._commit_queued(), name="sqlite-commit")
+        if not lazy:
+            self._commit_soon()
+        elif self._committer is None and self._flush is None:
+            self._flush = loop.call_later(_MARK_DELAY_S, self._commit_soon)
         return future
+
+    def _commit_soon(self) -> None:
+        """Start committing what is queued, unless a batch is already under way (it
+        takes everything queued before it ends)."""
+        if self._flush is not None:
+            self._flush.cancel()
+            self._flush = None
+        if self._committer is None and self._queued:
+            self._committer = asyncio.create_task(self._commit_queued(), name="sqlite-commit")
 
     async def _commit_queued(self) -> None:
         try:
@@ -285,13 +315,14 @@ class SQLiteStore(SQLiteOperatorQueries):
         await self._atomic(partial(_execute, sql=sql, params=params))
 
     def inbox_done_soon(self, entry_id: int, at: datetime) -> asyncio.Future[None]:
-        """Mark a delivered entry done without waiting: it joins the next batch of writes
-        (often the next message's intake), committed in order before anything queued
-        after it and before the store closes. A crash before that commit redelivers an
-        already delivered reply, as a crash between sending and marking always could.
-        The future resolves when the mark is committed (or failed, which is logged)."""
+        """Mark a delivered entry done without waiting: it rides with the next write
+        queued (usually the next message's intake), or is committed on its own within
+        `_MARK_DELAY_S`; in order before anything queued after it, and before the store
+        closes. A crash before that commit redelivers an already delivered reply, as a
+        crash between sending and marking always could. The future resolves when the
+        mark is committed (or failed, which is logged)."""
         sql, params = _mark_sql(entry_id, "done", (), at)
-        future = self._enqueue(partial(_execute, sql=sql, params=params))
+        future = self._enqueue(partial(_execute, sql=sql, params=params), lazy=True)
         future.add_done_callback(_log_failed_mark)
         return future
 
@@ -325,6 +356,21 @@ class SQLiteStore(SQLiteOperatorQueries):
         One round trip, two queries: the session, episode, latest summary and last reply
         in one; the window and pending exchanges in the other (one index range scan)."""
         return await self._read(partial(_peek_state, key=key, window=window))
+
+    async def peek_for_fold(
+        self, key: str, window: int, opening: int
+    ) -> tuple[TurnState, list[Exchange]] | None:
+        """`peek_state` and the first `opening` signal exchanges of the current episode
+        (the facts a fold pins), in one round trip; None for an unknown key."""
+
+        def run(db: sqlite3.Connection) -> tuple[TurnState, list[Exchange]] | None:
+            state = _peek_state(db, key=key, window=window)
+            if state is None:
+                return None
+            first = _signal_exchanges(db, episode_id=state.episode.id, after=0, limit=opening)
+            return state, first
+
+        return await self._read(run)
 
     async def set_debug(self, key: str, on: bool, at: datetime) -> None:
         await self._session(key, at)

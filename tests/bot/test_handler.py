@@ -95,6 +95,28 @@ async def test_redelivery_while_the_done_mark_is_uncommitted_is_not_sent_again(
     assert len(model.requests) == 1
 
 
+async def test_shutdown_cancelled_partway_still_commits_and_closes(
+    make_app: MakeApp, tmp_path: Path
+) -> None:
+    """Ctrl-C can land while the bot is already shutting down (end of input raced the
+    signal). A cancelled `aclose` must still commit the queued done mark and close the
+    database: an open connection's thread would keep the process from exiting."""
+    db = tmp_path / "shutdown.db"
+    app = await make_app(db=db)
+    await app.handler.handle(inbound("console:z", "hola", ext="z1"))
+    assert app.store._queued, "the done mark waits for a write to ride with"
+    closing = asyncio.create_task(app.aclose())
+    await asyncio.sleep(0)  # aclose is under way, waiting on the batch
+    closing.cancel()
+    await asyncio.gather(closing, return_exceptions=True)
+    assert app.store._w._connection is None, "the writer must be closed"
+    assert app.store._r._connection is None, "the reader must be closed"
+    again = await make_app(db=db)
+    entry = await again.store.inbox_get("console:z", "z1")
+    assert entry is not None
+    assert entry.status == "done"
+
+
 async def test_unfinished_inbox_is_processed_after_restart(
     make_app: MakeApp, tmp_path: Path
 ) -> None:

@@ -286,3 +286,48 @@ async def test_intake_state_is_the_stored_state(store: SQLiteStore) -> None:
     again = await store.intake("telegram:41", "m2", "telegram:41", "text", "otra", T0, window=2)
     assert again.entry is None
     assert again.state is None
+
+
+async def test_peek_for_fold_is_the_state_and_the_opening(store: SQLiteStore) -> None:
+    """What a fold reads in one round trip equals `peek_state` plus the episode's first
+    signal exchanges (noise skipped); an unknown key has nothing to fold."""
+    assert await store.peek_for_fold("telegram:43", 2, 3) is None
+    await add(store, "telegram:43", 7, noise_every=2)
+    peeked = await store.peek_for_fold("telegram:43", 2, 3)
+    assert peeked is not None
+    state, opening = peeked
+    assert state == await store.peek_state("telegram:43", 2)
+    assert [e.user_text for e in opening] == [f"telegram:43 user {i}" for i in (0, 2, 4)]
+
+
+async def test_done_mark_rides_the_next_write_or_commits_alone(
+    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A delivered entry's done mark starts no round trip of its own: the next write
+    carries it, and without one it is committed alone shortly after."""
+    import memory.sqlite
+
+    a = await store.inbox_add("telegram:44", "m1", "u", "text", "hola", T0)
+    b = await store.inbox_add("telegram:44", "m2", "u", "text", "otra", T0)
+    assert a is not None
+    assert b is not None
+    trips = 0
+    on_thread = memory.sqlite._on_thread
+
+    async def counting(db: object, fn: object) -> object:
+        nonlocal trips
+        trips += 1
+        return await on_thread(db, fn)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(memory.sqlite, "_on_thread", counting)
+    marked = store.inbox_done_soon(a.id, at=T0)
+    await asyncio.sleep(0)
+    assert trips == 0
+    assert not marked.done()
+    await store.inbox_add("telegram:44", "m3", "u", "text", "y otra", T0)
+    assert marked.done()
+    assert trips == 1
+    alone = store.inbox_done_soon(b.id, at=T0)
+    await asyncio.wait_for(alone, timeout=memory.sqlite._MARK_DELAY_S + 2)
+    assert trips == 2
+    assert [e.external_id for e in await store.inbox_unfinished()] == ["m3"]
