@@ -233,7 +233,12 @@ def _drop_restated(lines: list[str], tags: list[int]) -> tuple[list[str], list[i
     for index in range(len(lines) - 1, -1, -1):
         shape = _shape(lines[index])
         who, bag = _words(lines[index])
-        if shape in shapes or any(w == who and _restates(bag, b) for w, b in words):
+        if shape in shapes:
+            continue
+        # `_restates` is false for a short bag: skip comparing it with every later line.
+        if len(bag) >= _RESTATED_MIN_WORDS and any(
+            w == who and _restates(bag, b) for w, b in words
+        ):
             continue
         kept.append(index)
         shapes.add(shape)
@@ -310,7 +315,13 @@ def _words(line: str) -> tuple[str, frozenset[str]]:
 def _restates(a: frozenset[str], b: frozenset[str]) -> bool:
     if len(a) < _RESTATED_MIN_WORDS or len(b) < _RESTATED_MIN_WORDS:
         return False
-    return len(a & b) >= _RESTATED_SHARE * len(a | b)
+    # Shared words are at most the smaller bag and all words at least the larger one: a
+    # bag much smaller than the other cannot share enough (no intersection needed).
+    small, large = sorted((len(a), len(b)))
+    if small < _RESTATED_SHARE * large:
+        return False
+    shared = len(a & b)
+    return shared >= _RESTATED_SHARE * (len(a) + len(b) - shared)
 
 
 @lru_cache(maxsize=_LINE_CACHE)

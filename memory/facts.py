@@ -249,12 +249,78 @@ def _plausible(kind: FactKind, value: str) -> bool:
 
 def missing_facts(facts: Iterable[Fact], text: str) -> list[Fact]:
     """Facts whose value does not appear in `text` (ignoring case and whitespace)."""
-    return [fact for fact in facts if not _present(fact.value, text)]
+    haystack = _haystack(text)
+    return [fact for fact in facts if not haystack.holds(fact.value)]
 
 
 def _present(value: str, text: str) -> bool:
-    pattern = _value_pattern(value)
-    return pattern is None or pattern.search(text) is not None
+    """Whether `_value_pattern(value)` finds `value` in `text` (always, for a blank one)."""
+    return _haystack(text).holds(value)
+
+
+class _Haystack:
+    """A text the guard looks for fact values in, with the answers given so far.
+
+    The answer is always that of the value's pattern (`_value_pattern`) searched in the
+    text; two shortcuts find most answers without that search, which scans the whole
+    summary. A *no*: a plain value (`_squashed_value`) that is not even in the text
+    lowercased without its whitespace cannot match, because every character a plain
+    character matches, ignoring case, lowers to what it lowers to (unless the text holds
+    one of `_ODD_CASE`; then this shortcut is off). A *yes*: where the value lowercased
+    first appears in the text lowercased, the pattern matching right there confirms it.
+    """
+
+    __slots__ = ("answers", "lowered", "squashed", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lowered = text.lower()
+        odd = any(char in text for char in _ODD_CASE)
+        self.squashed = None if odd else "".join(self.lowered.split())
+        self.answers: dict[str, bool] = {}
+
+    def holds(self, value: str) -> bool:
+        answer = self.answers.get(value)
+        if answer is None:
+            answer = self.answers[value] = self._search(value)
+        return answer
+
+    def _search(self, value: str) -> bool:
+        pattern = _value_pattern(value)
+        if pattern is None:
+            return True
+        squashed = _squashed_value(value)
+        if squashed is not None and self.squashed is not None and squashed not in self.squashed:
+            return False
+        # An index into `text` too, unless lowering changed its length (only "İ" does):
+        # the match there confirms it either way.
+        start = self.lowered.find(value.lower())
+        if start >= 0 and pattern.match(self.text, start) is not None:
+            return True
+        return pattern.search(self.text) is not None
+
+
+@lru_cache(maxsize=64)
+def _haystack(text: str) -> _Haystack:
+    """Cached: one fold checks the same facts against the same few texts several times."""
+    return _Haystack(text)
+
+
+# Characters that match a plain one ignoring case but do not lower to it: "İ" lowers to
+# two characters, "ı" matches "i" and "ſ" matches "s".
+_ODD_CASE = ("\u0130", "\u0131", "\u017f")
+# Characters each of which matches, ignoring case, only characters that lower to what it
+# lowers to (besides `_ODD_CASE`): printable ASCII and Latin-1 to Latin Extended-A, but
+# for the micro sign (it matches the Greek mu), and some punctuation.
+_LATIN = frozenset(map(chr, [*range(0x21, 0x7F), *range(0xA1, 0x180)]))
+_PLAIN = (_LATIN - {"\u00b5", *_ODD_CASE}) | frozenset("€«»“”‘’…–—")
+
+
+@lru_cache(maxsize=4096)
+def _squashed_value(value: str) -> str | None:
+    """`value` lowercased without whitespace when all its characters are `_PLAIN`."""
+    squashed = "".join(value.split())
+    return squashed.lower() if _PLAIN.issuperset(squashed) else None
 
 
 @lru_cache(maxsize=4096)
@@ -340,5 +406,7 @@ def dedupe(facts: Iterable[Fact]) -> list[Fact]:
     return out
 
 
+@lru_cache(maxsize=8192)
 def _squash(value: str) -> str:
+    """Cached: `dedupe` sees the same required facts several times per fold."""
     return "".join(value.casefold().split())

@@ -100,8 +100,8 @@ def guard_summary(
     text, dropped = _append_key_facts(body, missing, heading, cap_tokens, count_tokens, pinned)
     if not text.strip():  # a cap too small for anything at all
         return GuardResult(previous_text, (), (), ok=False, reject_reason="empty")
-    needed = set(required)
-    restored_facts = tuple(f for f in missing if f in needed and f not in listed)
+    needed, given = set(required), set(listed)
+    restored_facts = tuple(f for f in missing if f in needed and f not in given)
     return GuardResult(text, restored_facts, tuple(f for f in dropped if f in needed), ok=True)
 
 

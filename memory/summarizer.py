@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import resources
 from typing import Protocol, runtime_checkable
 
@@ -151,13 +152,20 @@ def required_facts(previous: str, exchanges: Sequence[Exchange]) -> list[Fact]:
     Oldest first: the previous key-facts section (facts carried from earliest folds), then
     the rest of the previous summary, then the folded turns. The cap relies on that order
     to keep the identifiers and contacts that were given first."""
+    texts = tuple(text for e in exchanges for text in (e.user_text, e.reply_text))
+    return list(_required_facts(previous, texts))
+
+
+@lru_cache(maxsize=64)
+def _required_facts(previous: str, texts: tuple[str, ...]) -> tuple[Fact, ...]:
+    """Cached: a fold asks twice (`fold_text`, then the extractive summarizer)."""
     body, carried = split_key_facts(previous)
     # Whole texts, not line by line: a model may wrap a line inside a date ("15 de\n
     # julio"), and a fact missed here would not be guarded in the next fold.
     found = extract_facts(carried) + extract_facts(body)
-    for exchange in exchanges:
-        found += extract_facts(exchange.user_text) + extract_facts(exchange.reply_text)
-    return dedupe(found)
+    for text in texts:
+        found += extract_facts(text)
+    return tuple(dedupe(found))
 
 
 def split_key_facts(summary: str) -> tuple[str, str]:
