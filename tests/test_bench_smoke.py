@@ -11,7 +11,7 @@ from statistics import fmean
 import pytest
 
 from bench import concurrency, growth, overhead, tokens
-from bench.common import Target, percentile
+from bench.common import percentile
 from bench.seed import SeedSession, seed
 from bench.transcripts import EARLY_FACTS, long_support
 from memory.facts import extract_facts
@@ -45,14 +45,19 @@ def test_seed_writes_sessions_exchanges_and_summaries(tmp_path: Path) -> None:
         assert conn.execute("SELECT checkpoint FROM summaries").fetchall() == [(12,)]
 
 
-async def test_overhead_measures_ours_and_theirs() -> None:
-    """Both sides run the same turns; the ratio is reported when agents is installed."""
-    result = await overhead.measure(2, 3, 1, compare=HAS_AGENTS)
+@pytest.mark.parametrize("schedule", list(overhead.SCHEDULES))
+async def test_overhead_measures_ours_and_theirs(schedule: str) -> None:
+    """Both sides run the same turns, in either schedule; the ratio is reported when
+    agents is installed."""
+    result = await overhead.measure(2, 3, 1, compare=HAS_AGENTS, schedule=schedule)
     assert result.ours.turns == 6
     assert len(result.ours.per_turn_s) == 6
     assert (result.theirs is not None) == HAS_AGENTS
+    if result.theirs is not None:
+        assert len(result.theirs.per_turn_s) == 6
     targets = overhead.report(result)
-    assert all(isinstance(t, Target) for t in targets)
+    assert len(targets) == (1 if HAS_AGENTS else 0)
+    assert all(schedule in t.name for t in targets)
 
 
 async def test_growth_compares_two_sizes() -> None:
