@@ -77,34 +77,63 @@ _EN_MONTH_START = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
 
 @dataclass(frozen=True, slots=True)
 class _Rule:
-    """One fact pattern, and a `gate`: a quick regex found in every text the pattern
+    """One fact pattern, and `gates`: quick regexes each found in every text the pattern
     matches in. Most texts pass few gates, and the patterns (lookbehinds, word
-    boundaries, long alternations) cost ~5 µs each per reply where a gate costs ~1 µs."""
+    boundaries, long alternations, tried at every index) cost ~5 µs each per reply where
+    a gate costs well under 1 µs; the fastest start with a literal (a lookbehind checks
+    what came before it). `starts`, when set, finds lowered the start of every match;
+    the pattern need not be run before the first one, nor at all without one."""
 
     kind: FactKind
     pattern: re.Pattern[str]
-    gate: re.Pattern[str]
+    gates: tuple[re.Pattern[str], ...]
     group: int = 0  # the capture group holding the value
+    starts: re.Pattern[str] | None = None
+
+    def admits(self, text: str) -> bool:
+        """Whether `text` passes every gate and, with `starts`, holds a start (what
+        `_candidates` checks inline, as one call for tests)."""
+        lowered = _lowered(text)
+        if not all(gate.search(text) for gate in self.gates):
+            return False
+        return self.starts is None or not lowered or self.starts.search(lowered) is not None
 
 
-def _rule(kind: FactKind, pattern: str, gate: str, group: int = 0) -> _Rule:
-    return _Rule(kind, re.compile(pattern), re.compile(gate), group)
+def _rule(
+    kind: FactKind, pattern: str, *gates: str, group: int = 0, starts: str | None = None
+) -> _Rule:
+    return _Rule(
+        kind,
+        re.compile(pattern),
+        tuple(map(re.compile, gates)),
+        group,
+        None if starts is None else re.compile(starts),
+    )
 
 
-# Order breaks ties between overlaps.
+_FIVE_DIGITS = r"\d\d\d\d\d"
+
+# Order breaks ties between overlaps. Each gate's comment says what every match holds.
 _PATTERNS: list[_Rule] = [
     _rule("url", r"\b(?:https?://|www\.)[^\s<>\"'`«»]+", r"://|www\."),
-    _rule("email", r"\b[\w.%+-]{1,64}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b", "@"),
-    _rule("date", r"\b\d{4}-(?:0[1-9]|1[0-2])-(?:[12]\d|3[01]|0[1-9])\b", r"\d{4}-"),
+    _rule(
+        "email",
+        r"\b[\w.%+-]{1,64}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b",
+        "@",
+    ),
+    # Four digits and a dash.
+    _rule("date", r"\b\d{4}-(?:0[1-9]|1[0-2])-(?:[12]\d|3[01]|0[1-9])\b", r"-(?<=\d\d\d\d-)"),
+    # A digit, a separator, a digit.
     _rule(
         "date",
         rf"(?<![\d/.-]){_DAY}([/.-])(?:1[0-2]|0?[1-9])\1(?:\d{{4}}|\d{{2}})\b",
-        r"\d[/.-]\d",
+        r"[/.-](?<=\d[/.-])\d",
     ),
+    # "de" and a month (the "de" is not folded, the month is).
     _rule(
         "date",
         rf"\b{_DAY}\s+de\s+{_ES_MONTH}(?:\s+(?i:de|del)\s+\d{{4}}(?![\d/-]))?\b",
-        r"\d\s+de\s",
+        rf"de\s+{_ES_MONTH}",
     ),
     _rule(
         "date",
@@ -114,18 +143,21 @@ _PATTERNS: list[_Rule] = [
     _rule(
         "date",
         rf"\b{_DAY}(?:st|nd|rd|th)?\s+(?:of\s+)?{_EN_MONTH}\b(?:,?\s+\d{{4}}(?![\d/-]))?",
+        _EN_MONTH_START,
         rf"\d(?:st|nd|rd|th)?\s+(?:of\s+)?{_EN_MONTH_START}",
     ),
+    # A digit, a colon, a digit from 0 to 5 and another.
     _rule(
         "time",
         rf"(?<![\d:])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?:\s?{_AMPM})?(?![\d:])",
-        r"\d:[0-5]\d",
+        r":(?<=\d:)[0-5]\d",
     ),
     _rule("time", rf"\b(?:1[0-2]|0?[1-9])\s?{_AMPM}", r"\d\s?(?i:[ap])"),
+    # A symbol (all hold one of these four) or a code: three capitals, then a number.
     _rule(
         "amount",
         rf"(?:(?<!\w)(?:{_SYMBOL})|\b(?:{_CODE}))\s?(?:{_NUM})(?![\d%])",
-        r"[$€£¥]|[A-Z]{3}\s?\d",
+        r"[$€£¥]|[A-Z][A-Z][A-Z]\s?\d",
     ),
     _rule(
         "amount",
@@ -139,7 +171,11 @@ _PATTERNS: list[_Rule] = [
     ),
     _rule("phone", r"\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,6}(?!\d)", r"\+\d"),
     _rule("phone", r"(?<![\d)])\(\d{3}\)\s?\d{3}[\s.-]?\d{4}(?!\d)", r"\(\d{3}\)"),
-    _rule("phone", r"(?<![\d.-])\d{3}[.-]\d{3}[.-]\d{4}(?![\d.-])", r"\d{3}[.-]\d{3}[.-]\d{4}"),
+    _rule(
+        "phone",
+        r"(?<![\d.-])\d{3}[.-]\d{3}[.-]\d{4}(?![\d.-])",
+        r"[.-](?<=\d\d\d[.-])\d\d\d[.-]\d\d\d\d",
+    ),
     _rule(
         "phone",
         r"(?<![\d.,])[6789]\d{2}(?:[ .]\d{3}[ .]\d{3}|(?:[ .]\d{2}){3})(?![\d.,])",
@@ -150,45 +186,55 @@ _PATTERNS: list[_Rule] = [
     _rule(
         "postcode",
         r"(?<![\w.,-])\d{5}(?=\s+[A-ZÁÉÍÓÚÑ][a-záéíóúñ]{2,})",
+        _FIVE_DIGITS,
         r"\d{5}\s+[A-ZÁÉÍÓÚÑ]",
     ),
+    # Five digits, after a label that starts the match.
     _rule(
         "postcode",
         r"(?i:\bc\.?\s?p\.?|c[oó]digo postal|zip(?: code)?|postcode)\s*:?\s*(\d{5})\b",
-        r"\d{5}",
+        _FIVE_DIGITS,
         group=1,
+        starts=r"c\.?\s?p|c[oó]digo postal|zip|postcode",
     ),
     _rule(
         "id",
         r"(?<!\w)#(?=[A-Za-z0-9-]{0,40}\d)[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*",
         r"#[A-Za-z0-9]",
     ),
+    # A capital or digit, a dash, a capital or digit.
     _rule(
         "id",
         r"\b(?=[A-Z0-9-]{0,40}\d)(?=[A-Z0-9-]{0,40}[A-Z])[A-Z0-9]+(?:-[A-Z0-9]+)+\b",
-        r"[A-Z0-9]-[A-Z0-9]",
+        r"-(?<=[A-Z0-9]-)[A-Z0-9]",
     ),
+    # A letter or digit, a dash or underscore, two digits.
     _rule(
         "id",
         r"\b[A-Za-z][A-Za-z0-9]{0,11}[-_]\d{2,}(?:[-_][A-Za-z0-9]+)*\b",
-        r"[A-Za-z0-9][-_]\d{2}",
+        r"[-_](?<=[A-Za-z0-9][-_])\d\d",
     ),
     # Five or more capitals and digits with both in them have a capital next to a digit.
     _rule(
         "id",
         r"\b(?=[A-Z]{0,40}\d)(?=\d{0,40}[A-Z])[A-Z0-9]{5,}\b",
-        r"[A-Z][0-9]|[0-9][A-Z]",
+        r"[A-Z](?:(?<=[0-9].)|(?=[0-9]))",
     ),
+    # One of the words, each found lowered by its start, then a digit and two more.
     _rule(
         "id",
         rf"\b{_ID_WORDS}\s*(?i:n[º°o]\.?|n[uú]m(?:ero)?\.?|number|no\.)?\s*[:#]?\s*"
         r"(\d[\w-]{2,})",
         r"\d[\w-]{2}",
         group=1,
+        starts=r"ticket|tiquet|invoice|factura|pedido|orde|cas|expediente|incidencia|ref"
+        r"|reserva|booking|albar|tracking|seguimiento|contra|p[oó]liza|policy|cuenta|account",
     ),
 ]
 # Every kind but these is made of digits: a text without any skips their patterns.
 _DIGITLESS_KINDS = frozenset({"url", "email"})
+_RANKED = list(enumerate(_PATTERNS))
+_RANKED_DIGITLESS = [(rank, rule) for rank, rule in _RANKED if rule.kind in _DIGITLESS_KINDS]
 _DIGIT = re.compile(r"\d")
 _TRAILING = ".,;:!?)]}'\"»”’"
 _PHONE_DIGITS = (8, 15)
@@ -213,17 +259,42 @@ def _extract(text: str) -> tuple[Fact, ...]:
 
 
 def _candidates(text: str) -> Iterable[tuple[int, int, FactKind, int]]:
-    """Every match of every pattern; a pattern is not run on a text without its gate."""
-    digits = _DIGIT.search(text) is not None
-    for rank, rule in enumerate(_PATTERNS):
-        if not (digits or rule.kind in _DIGITLESS_KINDS) or not rule.gate.search(text):
+    """Every match of every pattern; a pattern is not run on a text without its gates."""
+    lowered: str | None = None
+    rules = _RANKED if _DIGIT.search(text) is not None else _RANKED_DIGITLESS
+    for rank, rule in rules:
+        # A plain loop: `all()` over a generator costs more than most gates.
+        passed = True
+        for gate in rule.gates:
+            if gate.search(text) is None:
+                passed = False
+                break
+        if not passed:
             continue
+        first = 0
+        if rule.starts is not None:
+            if lowered is None:
+                lowered = _lowered(text)
+            # Without an odd character, a word matched ignoring case is the same word
+            # lowered at the same index.
+            if lowered:
+                found = rule.starts.search(lowered)
+                if found is None:
+                    continue
+                first = found.start()
         kind = rule.kind
-        for match in rule.pattern.finditer(text):
+        # From `first` on as in the whole text: lookbehinds and \b still see before it.
+        for match in rule.pattern.finditer(text, first):
             start, end = match.span(rule.group)
             end = _strip_trailing(text, start, end, kind)
             if end > start and _bounded(text, start, end) and _plausible(kind, text[start:end]):
                 yield start, end, kind, rank
+
+
+def _lowered(text: str) -> str:
+    """`text` lowercased; "" when it holds one of `_ODD_CASE`, the only characters that
+    match an ASCII letter ignoring case but do not lower to it, or lower to two."""
+    return "" if any(char in text for char in _ODD_CASE) else text.lower()
 
 
 def _strip_trailing(text: str, start: int, end: int, kind: FactKind) -> int:
