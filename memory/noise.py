@@ -136,10 +136,18 @@ def is_generic_failure(text: str) -> bool:
 
 
 def _all_failure(parts: list[str]) -> bool:
-    sentences = [s for s in (_normalize(p) for p in parts) if s]
-    if not any(_FAILURE_RE.fullmatch(s) for s in sentences):
-        return False
-    return all(_FAILURE_RE.fullmatch(s) or _FILLER_RE.fullmatch(s) for s in sentences)
+    """Every non-empty sentence a failure or a filler, and at least one a failure. One pass
+    that stops at the first sentence of substance (most replies: the first one)."""
+    failure = False
+    for part in parts:
+        sentence = _normalize(part)
+        if not sentence:
+            continue
+        if _FAILURE_RE.fullmatch(sentence):
+            failure = True
+        elif not _FILLER_RE.fullmatch(sentence):
+            return False
+    return failure
 
 
 def is_repetition_loop(text: str) -> bool:
@@ -169,6 +177,8 @@ def _may_loop(words: list[str]) -> bool:
     `needed` copies of an n-gram are needed * n words in a row, each of them `needed`
     times, so every loop has such a stretch; ordinary replies have none and skip the
     twelve passes of `_has_ngram_run`."""
+    if len(words) < _LOOP_MIN_SPAN:  # too short to hold such a stretch
+        return False
     frequent = {w for w, count in Counter(words).items() if count >= _LOOP_MIN_COPIES}
     if not frequent:
         return False
@@ -176,7 +186,10 @@ def _may_loop(words: list[str]) -> bool:
 
 
 def _has_repeated_sentence(text: str) -> bool:
-    sentences = [_normalize(s) for s in _SENTENCE_SPLIT.split(text)]
+    parts = _SENTENCE_SPLIT.split(text)
+    if len(parts) < _LOOP_SENTENCE_COUNT:  # no sentence can come that many times
+        return False
+    sentences = [_normalize(s) for s in parts]
     long_ones = [s for s in sentences if len(s.split()) >= _LOOP_SENTENCE_MIN_WORDS]
     if not long_ones:
         return False

@@ -84,8 +84,9 @@ def memory_block(summary: SummaryVersion, language: str) -> str:
 
 def as_messages(exchanges: Sequence[Exchange]) -> list[Message]:
     out: list[Message] = []
-    for ex in exchanges:
-        out += [Message("user", ex.user_text), Message("assistant", ex.reply_text)]
+    for ex in exchanges:  # two appends: no temporary list per exchange
+        out.append(Message("user", ex.user_text))
+        out.append(Message("assistant", ex.reply_text))
     return out
 
 
@@ -149,19 +150,23 @@ def plan_request(
         return FoldFirst(tuple(pending), len(window), over)
     # After folding, the summary may grow up to its cap: reserve that much.
     room = budget - base - max(full.tokens["summary"], summary_cap + _label_cost(count, language))
-    keep = list(window)
-    while keep and _cost(keep, count) > room:
-        keep.pop(0)
-    dropped = tuple(window[: len(window) - len(keep)])
+    # Drop the oldest exchanges until the rest fits; each exchange is counted once.
+    costs = [_cost((ex,), count) for ex in window]
+    kept, start = sum(costs), 0
+    while start < len(costs) and kept > room:
+        kept -= costs[start]
+        start += 1
+    dropped = tuple(window[:start])
     if not dropped:
         return TooLarge(full.total_tokens, budget)
-    return FoldFirst(dropped, len(keep), over)
+    return FoldFirst(dropped, len(window) - start, over)
 
 
 def _cost(exchanges: Sequence[Exchange], count: Count) -> int:
-    return sum(
-        count(ex.user_text) + count(ex.reply_text) + 2 * MESSAGE_OVERHEAD for ex in exchanges
-    )
+    total = 2 * MESSAGE_OVERHEAD * len(exchanges)
+    for ex in exchanges:  # a plain loop: this runs every turn over the whole window
+        total += count(ex.user_text) + count(ex.reply_text)
+    return total
 
 
 def _label_cost(count: Count, language: str) -> int:

@@ -58,10 +58,15 @@ class BPETokenizer:
             loaded = bpe_openai.get_encoding(encoding)
         # encode_ordinary: user text like "<|endoftext|>" is plain text, not a special token.
         encode: Callable[[str], list[int]] = loaded.encode_ordinary
-        self._count = lru_cache(maxsize=cache_size)(lambda text: len(encode(text)))
+
+        def length(text: str) -> int:
+            return len(encode(text))
+
+        self._count = lru_cache(maxsize=cache_size)(length)
 
     def count(self, text: str) -> int:
-        return int(self._count(text)) if text else 0
+        # Called ~25 times a turn, mostly cache hits: nothing around the cached call.
+        return self._count(text) if text else 0
 
 
 class EstimateTokenizer:

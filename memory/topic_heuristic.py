@@ -9,6 +9,7 @@ intent family) takes points away. Many summary rounds only lower the bar, never 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .topic_context import TopicContext, base_signals, precheck
 from .topic_cues import (
@@ -141,6 +142,8 @@ def _novel(message_terms: frozenset[str], ctx: TopicContext) -> frozenset[str]:
     terms left) instead of building the union of ~1,000 context terms every turn."""
     novel = message_terms - term_set(ctx.summary)
     for exchange in ctx.window:
+        if not novel:  # nothing left to take away
+            break
         novel = novel - term_set(exchange.user_text) - term_set(exchange.reply_text)
     return novel
 
@@ -160,8 +163,14 @@ def _closure(last: Exchange | None) -> tuple[str, ...]:
 
 def _opens_question(message: str, recent: frozenset[str]) -> bool:
     """A question about something the last exchange did not mention."""
-    asked = {t for s in sentences(message) if "?" in s for t in terms(s)}
-    return bool(asked - recent)
+    return bool(_asked_terms(message) - recent)
+
+
+@lru_cache(maxsize=1024)
+def _asked_terms(message: str) -> frozenset[str]:
+    """The terms of the message's questions. Cached per message text, like the other
+    readings of the message (the same text may come again: a retry, another chat)."""
+    return frozenset(t for s in sentences(message) if "?" in s for t in terms(s))
 
 
 def _families(ctx: TopicContext, tuning: Tuning) -> tuple[str | None, str | None, bool]:

@@ -162,6 +162,19 @@ def phrase_hits(text: str, phrases: Iterable[str]) -> list[str]:
 def phrase_hits_in(texts: Sequence[str], phrases: Iterable[str]) -> list[str]:
     """`phrase_hits` of the texts joined by newlines, without folding the joined text in
     the usual case where no phrase has all its words in them (a phrase may span texts)."""
+    if isinstance(phrases, tuple):  # the cue lists: cached (a fresh list per call)
+        return list(_cached_phrase_hits(tuple(texts), phrases))
+    return _phrase_hits(texts, phrases)
+
+
+@lru_cache(maxsize=_TEXT_CACHE)
+def _cached_phrase_hits(texts: tuple[str, ...], phrases: tuple[str, ...]) -> tuple[str, ...]:
+    """Pure in its arguments, so cached like the other per-text readings: a text comes
+    back (a message sent again, the same text in several chats) and costs a lookup."""
+    return tuple(_phrase_hits(texts, phrases))
+
+
+def _phrase_hits(texts: Sequence[str], phrases: Iterable[str]) -> list[str]:
     candidates = _candidates(texts, phrases)
     if not candidates:
         return []
@@ -173,7 +186,10 @@ def _candidates(texts: Sequence[str], phrases: Iterable[str]) -> list[str]:
     """The phrases whose words all occur in `texts`, in their order: the only ones that can
     match. Each phrase word matches a whole run of letters and digits, and a newline between
     texts splits runs, so the words of the joined text are those of its parts."""
-    present = frozenset().union(*map(_plain_words, texts))
+    if len(texts) == 1:  # one text: its cached set as is, no copy
+        present = _plain_words(texts[0])
+    else:
+        present = frozenset().union(*map(_plain_words, texts))
     return [phrase for phrase, needed in _cues(_as_tuple(phrases)) if needed <= present]
 
 
@@ -245,6 +261,17 @@ _ALTERNATIVE_ASKERS = frozenset(
 
 def new_request_hits(text: str, phrases: Iterable[str]) -> list[str]:
     """New-subject cue phrases, minus those that ask for an alternative in the same case."""
+    if isinstance(phrases, tuple):  # the cue list: cached (a fresh list per call)
+        return list(_cached_new_request_hits(text, phrases))
+    return _new_request_hits(text, phrases)
+
+
+@lru_cache(maxsize=_TEXT_CACHE)
+def _cached_new_request_hits(text: str, phrases: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(_new_request_hits(text, phrases))
+
+
+def _new_request_hits(text: str, phrases: Iterable[str]) -> list[str]:
     folded = fold(text)
     hits = []
     for phrase in _candidates((text,), phrases):
@@ -276,7 +303,12 @@ def family_hits_in(
     and re-reading its ~1,000 words every turn was most of the topic check. Words never
     span texts, so single-word hits add up text by text. A phrase may span two texts, so
     phrases are counted on the joined words, but only those whose words all occur."""
-    index = _index(families)
+    return dict(_cached_family_hits(_index(families), tuple(texts)))
+
+
+@lru_cache(maxsize=_TEXT_CACHE)
+def _cached_family_hits(index: _Families, texts: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
+    """Cached: the same message or episode comes back (a message sent again, chats alike)."""
     readings = [_read_families(index, text) for text in texts]
     counts: dict[str, int] = {}
     for reading in readings:
@@ -292,7 +324,7 @@ def family_hits_in(
         hits = sum(joined.count(" " + phrase + " ") for phrase in candidates)
         if hits:
             counts[family] = counts.get(family, 0) + hits
-    return counts
+    return tuple(counts.items())
 
 
 @dataclass(frozen=True, eq=False, slots=True)
