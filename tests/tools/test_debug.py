@@ -58,6 +58,7 @@ async def test_debug_mode_calls_no_model_and_writes_nothing(app: App, settings: 
     model = app.chat_model
     assert isinstance(model, RecordingChatModel)
     assert (await talk(app, ["/debug on"], start=10))[0]
+    await app.handler.drain()  # the done marks of the messages before: committed now
     calls, folds = len(model.requests), app.folds.calls
     counts, _ = snapshot(settings.db)
     watcher = sqlite3.connect(settings.db)
