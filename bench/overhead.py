@@ -73,11 +73,22 @@ class Result:
 SCHEDULES = {"one at a time": False, "concurrent": True}
 
 
-def messages(turns: int) -> list[str]:
-    return [turn.user for turn in long_support(max(turns, 8))]
+def messages(chats: int, turns: int) -> list[list[str]]:
+    """Each chat's user messages: its own seeded support case, with its own order number
+    and a customer reference, so no two chats send the same text (per-text caches get
+    the hits real traffic would give them, not those of identical chats)."""
+    out = []
+    for s in range(chats):
+        case = long_support(max(turns, 8), seed=48213 + s)
+        order = f"{48213 + 7 * s}"
+        out.append(
+            [f"{t.user.replace('48213', order)} (cliente C{1000 + s})" for t in case[:turns]]
+        )
+    return out
 
 
 Turn = Callable[[int, int], Awaitable[None]]  # (chat, turn number)
+Texts = Sequence[Sequence[str]]  # each chat's messages
 
 
 async def _schedule(turn: Turn, chats: int, turns: int, concurrent: bool) -> list[float]:
@@ -103,15 +114,13 @@ async def _schedule(turn: Turn, chats: int, turns: int, concurrent: bool) -> lis
 
 
 async def run_ours(
-    db: Path, chats: int, turns: int, texts: Sequence[str], *, concurrent: bool = False
+    db: Path, chats: int, turns: int, texts: Texts, *, concurrent: bool = False
 ) -> Run:
     app = await build_app(bench_settings(db, window_exchanges=WINDOW), FastChat())
 
     async def turn(s: int, t: int) -> None:
         key = f"telegram:{1000 + s}"
-        replies = await app.handler.handle(
-            Inbound(key, texts[t % len(texts)], f"u{t}", ts(t), key)
-        )
+        replies = await app.handler.handle(Inbound(key, texts[s][t], f"u{t}", ts(t), key))
         assert replies, "every turn gets a reply"
 
     try:
@@ -125,7 +134,7 @@ async def run_ours(
 
 
 async def run_theirs(
-    db: Path, chats: int, turns: int, texts: Sequence[str], *, concurrent: bool = False
+    db: Path, chats: int, turns: int, texts: Texts, *, concurrent: bool = False
 ) -> Run:
     from agents.memory import SQLiteSession
 
@@ -133,7 +142,7 @@ async def run_theirs(
     sessions = [SQLiteSession(f"telegram:{1000 + s}", db) for s in range(chats)]
 
     async def turn(s: int, t: int) -> None:
-        session, text = sessions[s], texts[t % len(texts)]
+        session, text = sessions[s], texts[s][t]
         items = await session.get_items(limit=2 * WINDOW)
         history = tuple(Message(i["role"], str(i["content"])) for i in items)  # type: ignore[index,typeddict-item]
         reply = await model.complete(
@@ -164,7 +173,7 @@ async def measure(
     chats: int, turns: int, rounds: int, *, compare: bool = True, schedule: str = "one at a time"
 ) -> Result:
     """Alternate theirs/ours `rounds` times on fresh databases; keep each side's median."""
-    texts = messages(turns)
+    texts = messages(chats, turns)
     compare = compare and agents_available()
     concurrent = SCHEDULES[schedule]
     ours: list[Run] = []
