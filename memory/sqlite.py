@@ -40,6 +40,13 @@ _BATCH_MAX = 128
 # A delivered entry's "done" mark waits this long for another write to ride with (the
 # next message's intake, usually) before it is committed on its own.
 _MARK_DELAY_S = 0.05
+# WAL checkpoints run in the background, on a connection of their own, after this many
+# committed batches: otherwise the commit that finds the WAL past 1,000 pages copies it
+# back itself, and the reply waiting on that commit waits milliseconds more.
+_CHECKPOINT_EVERY = 64
+# The writer still checkpoints past this many WAL pages (40 MB): a safety net, should the
+# background checkpoints fall behind.
+_WAL_SAFETY_PAGES = 10_000
 
 _SUMMARY_COLS = (
     "id, episode_id, version, text, checkpoint, prompt_version, model, source_from, "
@@ -97,6 +104,10 @@ class SQLiteStore(SQLiteOperatorQueries):
         self._queued: list[tuple[Callable[[sqlite3.Connection], Any], asyncio.Future[Any]]] = []
         self._committer: asyncio.Task[None] | None = None
         self._flush: asyncio.TimerHandle | None = None  # commits lazily queued marks
+        self._c: aiosqlite.Connection | None = None  # background checkpoints (files only)
+        self._checkpointing: asyncio.Task[None] | None = None
+        self._since_checkpoint = 0  # batches committed since the last checkpoint
+        self.checkpoints = 0
 
     @classmethod
     async def open(cls, path: str | Path, *, busy_timeout_ms: int = 5000) -> SQLiteStore:
@@ -111,6 +122,8 @@ class SQLiteStore(SQLiteOperatorQueries):
         await store._migrate()
         if target != ":memory:":
             store._r = await _connect(target, busy_timeout_ms)
+            store._c = await _connect(target, busy_timeout_ms)
+            await writer.execute(f"PRAGMA wal_autocheckpoint = {_WAL_SAFETY_PAGES}")
         return store
 
     async def close(self) -> None:
@@ -125,6 +138,10 @@ class SQLiteStore(SQLiteOperatorQueries):
         finally:
             if committer is not None and not committer.done():
                 await asyncio.wait([committer])
+            if self._checkpointing is not None:
+                await asyncio.wait([self._checkpointing])
+            if self._c is not None:
+                await self._c.close()
             if self._r is not self._w:
                 await self._r.close()
             await self._w.close()
@@ -207,12 +224,35 @@ class SQLiteStore(SQLiteOperatorQueries):
                         future.set_result(value)
                     else:
                         future.set_exception(value)
+                self._checkpoint_soon()
         finally:
             self._committer = None
             if self._queued:  # cancelled with writes still waiting: they were never run
                 for _, future in self._queued:
                     future.cancel()
                 self._queued = []
+
+    def _checkpoint_soon(self) -> None:
+        """Every `_CHECKPOINT_EVERY` batches, a checkpoint in the background."""
+        self._since_checkpoint += 1
+        if self._c is None or self._checkpointing is not None:
+            return
+        if self._since_checkpoint >= _CHECKPOINT_EVERY:
+            self._since_checkpoint = 0
+            self._checkpointing = asyncio.create_task(self._checkpoint(), name="sqlite-wal")
+
+    async def _checkpoint(self) -> None:
+        """Copy the WAL back into the database file on the checkpoint connection's thread.
+        PASSIVE: it waits for no reader or writer, and copies what no reader still needs
+        (the next one goes on from there)."""
+        assert self._c is not None
+        try:
+            await _on_thread(self._c, partial(_rows, sql="PRAGMA wal_checkpoint(PASSIVE)"))
+            self.checkpoints += 1
+        except Exception as exc:  # the writer's safety net still bounds the WAL
+            log.warning("wal_checkpoint_failed", error=repr(exc))
+        finally:
+            self._checkpointing = None
 
     async def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """`fn` on the reader's thread, all its queries in one round trip."""
@@ -514,6 +554,10 @@ def _one(db: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> Any:
     mid-step keeps its read snapshot open and makes COMMIT fail."""
     rows = db.execute(sql, params).fetchall()
     return rows[0] if rows else None
+
+
+def _rows(db: sqlite3.Connection, *, sql: str) -> list[Any]:
+    return db.execute(sql).fetchall()
 
 
 def _log_failed_mark(future: asyncio.Future[None]) -> None:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import aiosqlite
+import pytest
 
 from memory.migrations import MIGRATIONS
 from memory.sqlite import SQLiteStore
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 async def test_migrations_recorded_and_not_reapplied(tmp_path: Path) -> None:
@@ -51,3 +55,45 @@ async def test_window_query_uses_index(tmp_path: Path) -> None:
                 "USING INDEX exchanges_window" in plan
             ), plan
             assert "SCAN" not in plan.replace("SCAN exchanges USING", ""), plan
+
+
+async def _in_main_file(path: Path, key: str) -> int:
+    """Inbox rows of `key` in the database file proper, ignoring the WAL: what a
+    checkpoint has copied back."""
+    import sqlite3
+
+    con = sqlite3.connect(f"file:{path}?immutable=1", uri=True)
+    try:
+        if not con.execute("SELECT 1 FROM sqlite_master WHERE name = 'inbox'").fetchall():
+            return 0  # not even the schema has been copied back yet
+        sql = "SELECT COUNT(*) FROM inbox WHERE session_key = ?"
+        return int(con.execute(sql, (key,)).fetchone()[0])
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("every", [10, 10_000])
+async def test_wal_is_checkpointed_in_the_background_not_by_a_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, every: int
+) -> None:
+    """Checkpoints run on a connection of their own every `_CHECKPOINT_EVERY` batches;
+    the commits replies wait on do not copy the WAL back themselves (below the 40 MB
+    safety net), so with checkpoints far apart nothing reaches the main file."""
+    import memory.sqlite
+
+    monkeypatch.setattr(memory.sqlite, "_CHECKPOINT_EVERY", every)
+    path = tmp_path / "c.db"
+    store = await SQLiteStore.open(path)
+    try:
+        for i in range(60):  # 6 MB: past the 1,000 pages where SQLite's own would run
+            await store.inbox_add("telegram:7", f"m{i}", "u", "text", "hola " * 20_000, T0)
+        if store._checkpointing is not None:
+            await store._checkpointing
+        if every == 10:
+            assert store.checkpoints >= 1
+            assert await _in_main_file(path, "telegram:7") >= 10
+        else:
+            assert store.checkpoints == 0
+            assert await _in_main_file(path, "telegram:7") == 0
+    finally:
+        await store.close()
