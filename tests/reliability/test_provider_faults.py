@@ -7,6 +7,7 @@ exchanges still reach the chat model verbatim.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -257,6 +258,10 @@ async def test_a_hanging_summary_model_never_delays_a_reply(
         chat = Chat(app)
         for text in messages:
             assert await chat.say(text) == [f"Respuesta a «{text[:60]}»"]
+        for _ in range(500):  # the fold runs in the background: give it time to ask
+            if summary_fake.bodies:
+                break
+            await asyncio.sleep(0.01)
         assert summary_fake.bodies, "a fold is waiting on the summary model"
     assert max(chat.durations) < 1.0
     for text in messages:
