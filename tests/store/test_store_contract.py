@@ -14,6 +14,22 @@ from memory.types import TopicDecision
 T0 = datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
 
 
+@pytest.fixture
+def trips(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One entry per round trip to a connection's thread (`_on_thread`), from now on."""
+    import memory.sqlite
+
+    seen: list[int] = []
+    on_thread = memory.sqlite._on_thread
+
+    async def counting(db: object, fn: object) -> object:
+        seen.append(1)
+        return await on_thread(db, fn)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(memory.sqlite, "_on_thread", counting)
+    return seen
+
+
 async def add(store: SQLiteStore, key: str, n: int, *, noise_every: int = 0) -> list[int]:
     state = await store.turn_state(key, 1, T0)
     ids = []
@@ -239,25 +255,15 @@ async def test_sessions_listing_counts(store: SQLiteStore) -> None:
 
 
 async def test_concurrent_writes_commit_together_and_fail_alone(
-    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+    store: SQLiteStore, trips: list[int]
 ) -> None:
     """Group commit: writes issued at once share a few transactions (not one round trip
     each), and one that fails — an exchange for an episode that does not exist — is
     rolled back alone and raises to its own caller only."""
     import sqlite3
 
-    import memory.sqlite
-
     state = await store.turn_state("console:g", 2, T0)
-    trips = 0
-    on_thread = memory.sqlite._on_thread
-
-    async def counting(db: object, fn: object) -> object:
-        nonlocal trips
-        trips += 1
-        return await on_thread(db, fn)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(memory.sqlite, "_on_thread", counting)
+    trips.clear()
 
     def exchange(episode_id: int, i: int) -> NewExchange:
         return NewExchange(state.session_id, episode_id, f"u{i}", f"r{i}", True, None, T0)
@@ -267,7 +273,7 @@ async def test_concurrent_writes_commit_together_and_fail_alone(
     results = await asyncio.gather(*writes, return_exceptions=True)
     assert isinstance(results[10], sqlite3.IntegrityError)
     assert not [r for i, r in enumerate(results) if i != 10 and isinstance(r, BaseException)]
-    assert trips <= 3, f"{trips} round trips for 21 writes"
+    assert len(trips) <= 3, f"{len(trips)} round trips for 21 writes"
     stored = await store.all_exchanges("console:g")
     assert [e.user_text for e in stored] == [f"u{i}" for i in range(20)]
 
@@ -301,7 +307,7 @@ async def test_peek_for_fold_is_the_state_and_the_opening(store: SQLiteStore) ->
 
 
 async def test_done_mark_rides_the_next_write_or_commits_alone(
-    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+    store: SQLiteStore, trips: list[int]
 ) -> None:
     """A delivered entry's done mark starts no round trip of its own: the next write
     carries it, and without one it is committed alone shortly after."""
@@ -311,23 +317,15 @@ async def test_done_mark_rides_the_next_write_or_commits_alone(
     b = await store.inbox_add("telegram:44", "m2", "u", "text", "otra", T0)
     assert a is not None
     assert b is not None
-    trips = 0
-    on_thread = memory.sqlite._on_thread
-
-    async def counting(db: object, fn: object) -> object:
-        nonlocal trips
-        trips += 1
-        return await on_thread(db, fn)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(memory.sqlite, "_on_thread", counting)
+    trips.clear()
     marked = store.inbox_done_soon(a.id, at=T0)
     await asyncio.sleep(0)
-    assert trips == 0
+    assert len(trips) == 0
     assert not marked.done()
     await store.inbox_add("telegram:44", "m3", "u", "text", "y otra", T0)
     assert marked.done()
-    assert trips == 1
+    assert len(trips) == 1
     alone = store.inbox_done_soon(b.id, at=T0)
     await asyncio.wait_for(alone, timeout=memory.sqlite._MARK_DELAY_S + 2)
-    assert trips == 2
+    assert len(trips) == 2
     assert [e.external_id for e in await store.inbox_unfinished()] == ["m3"]
