@@ -2,12 +2,13 @@
 
     python -m bench.overhead [--chats S] [--turns T] [--rounds R] [--quick]
 
-A zero-latency chat model; S chats × T turns; each side on its own database file in a
-temporary directory. Ours is the whole turn through `app.handler.handle` (durable inbox
-with dedupe, per-chat queue, topic heuristic, window/pending/summary within budget, noise
-filter, exchange stored, inbox marked done) plus the background fold-ins it triggers,
-drained inside the timed span. Theirs, per turn: read the last 2N items, call the same
-fake model, append the user message, append the reply.
+A zero-latency chat model; S chats × T turns, each chat with messages of its own
+(`messages`); each side on its own database file in a temporary directory. Ours is the
+whole turn through `app.handler.handle` (durable inbox with dedupe, per-chat queue, topic
+heuristic, window/pending/summary within budget, noise filter, exchange stored, inbox
+marked done) plus the background fold-ins it triggers, drained inside the timed span.
+Theirs, per turn: read the last 2N items, call the same fake model, append the user
+message, append the reply.
 
 Two schedules, both printed:
 - one at a time: round-robin over the chats, each turn awaited before the next starts
