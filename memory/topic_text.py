@@ -303,12 +303,20 @@ def family_hits_in(
     and re-reading its ~1,000 words every turn was most of the topic check. Words never
     span texts, so single-word hits add up text by text. A phrase may span two texts, so
     phrases are counted on the joined words, but only those whose words all occur."""
-    return dict(_cached_family_hits(_index(families), tuple(texts)))
+    index = _index(families)
+    if len(texts) == 1:  # a message: cached whole (the same text may come again)
+        return dict(_cached_family_hits(index, texts[0]))
+    # An episode: a new combination every turn (its window moves), so not cached as a
+    # whole; its texts' readings are.
+    return dict(_family_hits(index, texts))
 
 
 @lru_cache(maxsize=_TEXT_CACHE)
-def _cached_family_hits(index: _Families, texts: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
-    """Cached: the same message or episode comes back (a message sent again, chats alike)."""
+def _cached_family_hits(index: _Families, text: str) -> tuple[tuple[str, int], ...]:
+    return _family_hits(index, (text,))
+
+
+def _family_hits(index: _Families, texts: Sequence[str]) -> tuple[tuple[str, int], ...]:
     readings = [_read_families(index, text) for text in texts]
     counts: dict[str, int] = {}
     for reading in readings:
