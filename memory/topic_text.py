@@ -162,16 +162,16 @@ def phrase_hits(text: str, phrases: Iterable[str]) -> list[str]:
 def phrase_hits_in(texts: Sequence[str], phrases: Iterable[str]) -> list[str]:
     """`phrase_hits` of the texts joined by newlines, without folding the joined text in
     the usual case where no phrase has all its words in them (a phrase may span texts)."""
-    if isinstance(phrases, tuple):  # the cue lists: cached (a fresh list per call)
-        return list(_cached_phrase_hits(tuple(texts), phrases))
-    return _phrase_hits(texts, phrases)
+    if len(texts) == 1 and isinstance(phrases, tuple):  # a text and a cue list: cached
+        return list(_cached_phrase_hits(texts[0], phrases))  # (a fresh list per call)
+    return _phrase_hits(texts, phrases)  # texts together: a new combination every turn
 
 
 @lru_cache(maxsize=_TEXT_CACHE)
-def _cached_phrase_hits(texts: tuple[str, ...], phrases: tuple[str, ...]) -> tuple[str, ...]:
+def _cached_phrase_hits(text: str, phrases: tuple[str, ...]) -> tuple[str, ...]:
     """Pure in its arguments, so cached like the other per-text readings: a text comes
     back (a message sent again, the same text in several chats) and costs a lookup."""
-    return tuple(_phrase_hits(texts, phrases))
+    return tuple(_phrase_hits((text,), phrases))
 
 
 def _phrase_hits(texts: Sequence[str], phrases: Iterable[str]) -> list[str]:
