@@ -129,7 +129,10 @@ class FoldService:
         """Fold what is pending (with the window cut to `keep_window` when given)."""
         async with self._key_lock(key):
             peeked = await self.store.peek_for_fold(
-                key, self.window if keep_window is None else keep_window, PIN_EXCHANGES
+                key,
+                self.window if keep_window is None else keep_window,
+                PIN_EXCHANGES,
+                due=self.fold_batch if only_if_due else 1,
             )
             if peeked is None:
                 return None

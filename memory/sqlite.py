@@ -398,15 +398,19 @@ class SQLiteStore(SQLiteOperatorQueries):
         return await self._read(partial(_peek_state, key=key, window=window))
 
     async def peek_for_fold(
-        self, key: str, window: int, opening: int
+        self, key: str, window: int, opening: int, *, due: int = 1
     ) -> tuple[TurnState, list[Exchange]] | None:
         """`peek_state` and the first `opening` signal exchanges of the current episode
-        (the facts a fold pins), in one round trip; None for an unknown key."""
+        (the facts a fold pins), in one round trip; None for an unknown key. With fewer
+        than `due` pending exchanges there is nothing to fold yet and the opening is not
+        read (it comes back empty)."""
 
         def run(db: sqlite3.Connection) -> tuple[TurnState, list[Exchange]] | None:
             state = _peek_state(db, key=key, window=window)
             if state is None:
                 return None
+            if len(state.pending) < max(due, 1):
+                return state, []
             first = _signal_exchanges(db, episode_id=state.episode.id, after=0, limit=opening)
             return state, first
 

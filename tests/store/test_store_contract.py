@@ -304,6 +304,11 @@ async def test_peek_for_fold_is_the_state_and_the_opening(store: SQLiteStore) ->
     state, opening = peeked
     assert state == await store.peek_state("telegram:43", 2)
     assert [e.user_text for e in opening] == [f"telegram:43 user {i}" for i in (0, 2, 4)]
+    # 7 exchanges, every other one noise: 4 signal, 2 in the window, 2 pending.
+    assert len(state.pending) == 2
+    assert await store.peek_for_fold("telegram:43", 2, 3, due=2) == peeked
+    not_due = await store.peek_for_fold("telegram:43", 2, 3, due=3)
+    assert not_due == (state, [])  # nothing to fold yet: the opening is not read
 
 
 async def test_done_mark_rides_the_next_write_or_commits_alone(
