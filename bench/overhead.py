@@ -16,7 +16,9 @@ Two schedules, both printed:
 - concurrent: the S chats at once, each sending its next message when its reply
   arrives, as a bot serving S chats does (the throughput the process can sustain).
 
-Rounds alternate theirs/ours; the median round of each is reported.
+Rounds alternate theirs/ours; the median round of each is reported. Next to turns/s and
+p50/p99, each side's CPU per turn (process time, every thread, over the timed span): both
+sides are CPU-bound, so this is what the throughput ratio follows.
 """
 
 from __future__ import annotations
@@ -44,10 +46,15 @@ class Run:
     turns: int
     wall_s: float
     per_turn_s: tuple[float, ...]
+    cpu_s: float = 0.0  # the process's CPU time (every thread) over the timed span
 
     @property
     def rate(self) -> float:
         return self.turns / self.wall_s
+
+    @property
+    def cpu_per_turn(self) -> float:
+        return self.cpu_s / self.turns
 
     @property
     def p50(self) -> float:
@@ -125,13 +132,13 @@ async def run_ours(
         assert replies, "every turn gets a reply"
 
     try:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         times = await _schedule(turn, chats, turns, concurrent)
         await app.folds.drain()
-        wall = time.perf_counter() - started
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     finally:
         await app.aclose()
-    return Run("ventana", chats * turns, wall, tuple(times))
+    return Run("ventana", chats * turns, wall, tuple(times), cpu)
 
 
 async def run_theirs(
@@ -153,13 +160,13 @@ async def run_theirs(
         await session.add_items([{"role": "assistant", "content": reply.text}])
 
     try:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         times = await _schedule(turn, chats, turns, concurrent)
-        wall = time.perf_counter() - started
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     finally:
         for session in sessions:
             session.close()
-    return Run("agents.SQLiteSession", chats * turns, wall, tuple(times))
+    return Run("agents.SQLiteSession", chats * turns, wall, tuple(times), cpu)
 
 
 def agents_available() -> bool:
@@ -202,7 +209,7 @@ def report(result: Result) -> list[Target]:
     for run in runs:
         print(
             f"  {run.name:<22} {run.rate:8.1f} turns/s   p50 {ms(run.p50):>10}   "
-            f"p99 {ms(run.p99):>10}"
+            f"p99 {ms(run.p99):>10}   CPU/turn {ms(run.cpu_per_turn):>9}"
         )
     if result.ratio is None:
         print("  openai-agents not installed: no baseline (pip install -e '.[bench]')")
@@ -211,7 +218,8 @@ def report(result: Result) -> list[Target]:
     print(
         f"  throughput ratio ventana/agents = {result.ratio:.2f}×   p50 ratio "
         f"= {result.ours.p50 / result.theirs.p50:.2f}   p99 ratio = "
-        f"{result.ours.p99 / result.theirs.p99:.2f}"
+        f"{result.ours.p99 / result.theirs.p99:.2f}   CPU/turn ratio = "
+        f"{result.ours.cpu_per_turn / result.theirs.cpu_per_turn:.2f}"
     )
     name = f"turns/s ÷ SQLiteSession, {result.schedule}"
     return [Target("overhead", name, result.ratio, 2.0, "high", f"{result.ratio:.2f}×")]

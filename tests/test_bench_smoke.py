@@ -52,9 +52,11 @@ async def test_overhead_measures_ours_and_theirs(schedule: str) -> None:
     result = await overhead.measure(2, 3, 1, compare=HAS_AGENTS, schedule=schedule)
     assert result.ours.turns == 6
     assert len(result.ours.per_turn_s) == 6
+    assert result.ours.cpu_s > 0  # the process's CPU over the timed span, shown per turn
     assert (result.theirs is not None) == HAS_AGENTS
     if result.theirs is not None:
         assert len(result.theirs.per_turn_s) == 6
+        assert result.theirs.cpu_s > 0
     targets = overhead.report(result)
     assert len(targets) == (1 if HAS_AGENTS else 0)
     assert all(schedule in t.name for t in targets)
