@@ -37,6 +37,11 @@ T = TypeVar("T")
 # Writes per group commit: a burst is committed in steps, so the first callers can go on
 # while the rest are written, and no transaction holds the writer for long.
 _BATCH_MAX = 128
+# Under load (writes already queued, or a batch of at least `_GATHER_SIBLINGS` writes
+# just committed) the next batch waits up to this many turns of the event loop, so the
+# callers the last batch just answered can join it (see `_gather`).
+_GATHER_TURNS = 8
+_GATHER_SIBLINGS = 4
 # A delivered entry's "done" mark waits this long for another write to ride with (the
 # next message's intake, usually) before it is committed on its own.
 _MARK_DELAY_S = 0.05
@@ -225,12 +230,30 @@ class SQLiteStore(SQLiteOperatorQueries):
                     else:
                         future.set_exception(value)
                 self._checkpoint_soon()
+                await self._gather(len(batch))
         finally:
             self._committer = None
             if self._queued:  # cancelled with writes still waiting: they were never run
                 for _, future in self._queued:
                     future.cancel()
                 self._queued = []
+
+    async def _gather(self, answered: int) -> None:
+        """Under load, give the event loop up to `_GATHER_TURNS` turns before the next
+        batch: the callers the last batch just answered are about to write again (a
+        turn's exchange after its intake, the next message after a reply), and joining
+        one batch saves each a batch of its own. Without it those writes trickle into
+        small batches, each a round trip and a commit whose thread contends with the
+        event loop for the interpreter lock. Load means writes already queued, or a
+        batch of at least `_GATHER_SIBLINGS` (PostgreSQL's `commit_delay` with its
+        `commit_siblings`, counted in loop turns rather than microseconds). One chat
+        at a time never waits: its batches are one or two writes, and nothing queues."""
+        for _ in range(_GATHER_TURNS):
+            if len(self._queued) >= _BATCH_MAX:
+                return
+            if not self._queued and answered < _GATHER_SIBLINGS:
+                return
+            await asyncio.sleep(0)
 
     def _checkpoint_soon(self) -> None:
         """Every `_CHECKPOINT_EVERY` batches, a checkpoint in the background."""
