@@ -81,16 +81,18 @@ class Result:
 SCHEDULES = {"one at a time": False, "concurrent": True}
 
 
-def messages(chats: int, turns: int) -> list[list[str]]:
+def messages(chats: int, turns: int, round_: int = 0) -> list[list[str]]:
     """Each chat's user messages: its own seeded support case, with its own order number
-    and a customer reference, so no two chats send the same text (per-text caches get
-    the hits real traffic would give them, not those of identical chats)."""
+    and a customer reference, so no two chats send the same text, nor one round the
+    texts of another (per-text caches get the hits real traffic would give them, not
+    those of identical chats or of a rerun)."""
     out = []
     for s in range(chats):
-        case = long_support(max(turns, 8), seed=48213 + s)
-        order = f"{48213 + 7 * s}"
+        n = round_ * chats + s
+        case = long_support(max(turns, 8), seed=48213 + n)
+        order = f"{48213 + 7 * n}"
         out.append(
-            [f"{t.user.replace('48213', order)} (cliente C{1000 + s})" for t in case[:turns]]
+            [f"{t.user.replace('48213', order)} (cliente C{1000 + n})" for t in case[:turns]]
         )
     return out
 
@@ -181,13 +183,14 @@ async def measure(
     chats: int, turns: int, rounds: int, *, compare: bool = True, schedule: str = "one at a time"
 ) -> Result:
     """Alternate theirs/ours `rounds` times on fresh databases; keep each side's median."""
-    texts = messages(chats, turns)
     compare = compare and agents_available()
     concurrent = SCHEDULES[schedule]
     ours: list[Run] = []
     theirs: list[Run] = []
     with tempfile.TemporaryDirectory(prefix="ventana-bench-") as tmp:
         for r in range(rounds):
+            # New texts every round and schedule, the same for both sides.
+            texts = messages(chats, turns, r + (rounds if concurrent else 0))
             if compare:
                 db = Path(tmp) / f"agents-{r}.db"
                 theirs.append(await run_theirs(db, chats, turns, texts, concurrent=concurrent))
