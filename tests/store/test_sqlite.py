@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -101,24 +102,32 @@ async def test_wal_is_checkpointed_in_the_background_not_by_a_commit(
         await store.close()
 
 
+@dataclass
+class Batches:
+    """The size of each write batch, in order; the first one is held until `release`."""
+
+    sizes: list[int] = field(default_factory=list)
+    first: asyncio.Event = field(default_factory=asyncio.Event)  # set once it is held
+    release: asyncio.Event = field(default_factory=asyncio.Event)
+
+
 @pytest.fixture
-def batches(monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], asyncio.Event]:
-    """The size of each write batch, in order; the first batch waits for the event."""
+def batches(monkeypatch: pytest.MonkeyPatch) -> Batches:
     import memory.sqlite
 
-    sizes: list[int] = []
-    release = asyncio.Event()
+    seen = Batches()
     on_thread = memory.sqlite._on_thread
 
     async def recording(db: object, fn: object) -> object:
         if isinstance(fn, partial) and fn.func is memory.sqlite._in_batch:
-            sizes.append(len(fn.args[0]))
-            if len(sizes) == 1:
-                await release.wait()
+            seen.sizes.append(len(fn.args[0]))
+            if len(seen.sizes) == 1:
+                seen.first.set()
+                await seen.release.wait()
         return await on_thread(db, fn)  # type: ignore[arg-type]
 
     monkeypatch.setattr(memory.sqlite, "_on_thread", recording)
-    return sizes, release
+    return seen
 
 
 async def _add(store: SQLiteStore, name: str, loop_turns: int = 0) -> None:
@@ -129,12 +138,11 @@ async def _add(store: SQLiteStore, name: str, loop_turns: int = 0) -> None:
 
 
 async def test_under_load_the_next_batch_gathers_the_callers_just_answered(
-    batches: tuple[list[int], asyncio.Event],
+    batches: Batches,
 ) -> None:
     """A write queued while a batch runs does not go alone: the next batch waits a few
     loop turns, and the callers the first batch answered, writing again meanwhile (as a
     turn writes its exchange after its intake), join it."""
-    sizes, release = batches
     store = await SQLiteStore.open(":memory:")
     try:
 
@@ -143,30 +151,28 @@ async def test_under_load_the_next_batch_gathers_the_callers_just_answered(
             await _add(store, f"b{i}", loop_turns=3)
 
         chats = [asyncio.ensure_future(chat(i)) for i in range(5)]
-        while not sizes:  # the first batch (the five first writes) is on its way
-            await asyncio.sleep(0)
+        await batches.first.wait()  # the five first writes, held
         straggler = asyncio.ensure_future(_add(store, "late"))
         await asyncio.sleep(0)  # queued behind the first batch
-        release.set()
+        batches.release.set()
         await asyncio.gather(*chats, straggler)
-        assert sizes == [5, 6]  # without gathering: [5, 1, 5]
+        assert batches.sizes == [5, 6]  # without gathering: [5, 1, 5]
     finally:
         await store.close()
 
 
 @pytest.mark.parametrize(("first", "together"), [(1, False), (4, True)])
 async def test_gathering_waits_only_after_a_batch_of_several(
-    batches: tuple[list[int], asyncio.Event], first: int, together: bool
+    batches: Batches, first: int, together: bool
 ) -> None:
     """With nothing queued, the committer gathers only after a batch of at least
     `_GATHER_SIBLINGS` writes (load): one chat at a time never has its next write
     held back waiting for company."""
-    sizes, release = batches
-    release.set()
+    batches.release.set()
     store = await SQLiteStore.open(":memory:")
     try:
         await asyncio.gather(*(_add(store, f"a{i}") for i in range(first)))
         await asyncio.gather(_add(store, "b", loop_turns=1), _add(store, "c", loop_turns=4))
-        assert sizes == ([first, 2] if together else [first, 1, 1])
+        assert batches.sizes == ([first, 2] if together else [first, 1, 1])
     finally:
         await store.close()
