@@ -62,6 +62,30 @@ async def test_overhead_measures_ours_and_theirs(schedule: str) -> None:
     assert all(schedule in t.name for t in targets)
 
 
+def test_overhead_texts_never_repeat_across_chats_or_rounds() -> None:
+    """Per-text caches get no hit a real chat would not give them."""
+    texts = [t for r in range(3) for chat in overhead.messages(4, 5, r) for t in chat]
+    assert len(set(texts)) == len(texts) == 60
+
+
+async def test_overhead_rounds_and_schedules_get_texts_of_their_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A round never replays another round's (or the other schedule's) texts: they would
+    be served from the caches the first one filled."""
+    rounds: list[int] = []
+    real = overhead.messages
+
+    def recording(chats: int, turns: int, round_: int = 0) -> list[list[str]]:
+        rounds.append(round_)
+        return real(chats, turns, round_)
+
+    monkeypatch.setattr(overhead, "messages", recording)
+    for schedule in overhead.SCHEDULES:
+        await overhead.measure(1, 2, 2, compare=False, schedule=schedule)
+    assert sorted(rounds) == [0, 1, 2, 3]
+
+
 async def test_growth_compares_two_sizes() -> None:
     """Two seeded sizes, per-turn times for each and a ratio target."""
     result = await growth.measure(200, 2000, 4, 1)
