@@ -37,9 +37,9 @@ T = TypeVar("T")
 # Writes per group commit: a burst is committed in steps, so the first callers can go on
 # while the rest are written, and no transaction holds the writer for long.
 _BATCH_MAX = 128
-# Under load (writes already queued, or a batch of at least `_GATHER_SIBLINGS` writes
-# just committed) the next batch waits up to this many turns of the event loop, so the
-# callers the last batch just answered can join it (see `_gather`).
+# Under load (at least `_GATHER_SIBLINGS` writes just committed or already queued) the
+# next batch waits up to this many turns of the event loop, so the callers the last
+# batch just answered can join it (see `_gather`).
 _GATHER_TURNS = 8
 _GATHER_SIBLINGS = 4
 # A delivered entry's "done" mark waits this long for another write to ride with (the
@@ -244,14 +244,14 @@ class SQLiteStore(SQLiteOperatorQueries):
         turn's exchange after its intake, the next message after a reply), and joining
         one batch saves each a batch of its own. Without it those writes trickle into
         small batches, each a round trip and a commit whose thread contends with the
-        event loop for the interpreter lock. Load means writes already queued, or a
-        batch of at least `_GATHER_SIBLINGS` (PostgreSQL's `commit_delay` with its
-        `commit_siblings`, counted in loop turns rather than microseconds). One chat
-        at a time never waits: its batches are one or two writes, and nothing queues."""
+        event loop for the interpreter lock. Load means at least `_GATHER_SIBLINGS`
+        writes between the batch just committed and those already queued (PostgreSQL's
+        `commit_delay` with its `commit_siblings`, counted in loop turns rather than
+        microseconds). One or two chats at a time never wait."""
+        if answered + len(self._queued) < _GATHER_SIBLINGS:
+            return
         for _ in range(_GATHER_TURNS):
             if len(self._queued) >= _BATCH_MAX:
-                return
-            if not self._queued and answered < _GATHER_SIBLINGS:
                 return
             await asyncio.sleep(0)
 

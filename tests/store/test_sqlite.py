@@ -137,12 +137,14 @@ async def _add(store: SQLiteStore, name: str, loop_turns: int = 0) -> None:
     await store.inbox_add("telegram:9", name, "u", "text", "hola", T0)
 
 
+@pytest.mark.parametrize(("chats", "expected"), [(5, [5, 6]), (2, [2, 1, 2])])
 async def test_under_load_the_next_batch_gathers_the_callers_just_answered(
-    batches: Batches,
+    batches: Batches, chats: int, expected: list[int]
 ) -> None:
-    """A write queued while a batch runs does not go alone: the next batch waits a few
-    loop turns, and the callers the first batch answered, writing again meanwhile (as a
-    turn writes its exchange after its intake), join it."""
+    """Under load a write queued while a batch runs does not go alone: the next batch
+    waits a few loop turns, and the callers the first batch answered, writing again
+    meanwhile (as a turn writes its exchange after its intake), join it (without
+    gathering: [5, 1, 5]). Two chats are not load: nothing waits."""
     store = await SQLiteStore.open(":memory:")
     try:
 
@@ -150,24 +152,24 @@ async def test_under_load_the_next_batch_gathers_the_callers_just_answered(
             await _add(store, f"a{i}")
             await _add(store, f"b{i}", loop_turns=3)
 
-        chats = [asyncio.ensure_future(chat(i)) for i in range(5)]
-        await batches.first.wait()  # the five first writes, held
+        tasks = [asyncio.ensure_future(chat(i)) for i in range(chats)]
+        await batches.first.wait()  # the chats' first writes, held
         straggler = asyncio.ensure_future(_add(store, "late"))
         await asyncio.sleep(0)  # queued behind the first batch
         batches.release.set()
-        await asyncio.gather(*chats, straggler)
-        assert batches.sizes == [5, 6]  # without gathering: [5, 1, 5]
+        await asyncio.gather(*tasks, straggler)
+        assert batches.sizes == expected
     finally:
         await store.close()
 
 
-@pytest.mark.parametrize(("first", "together"), [(1, False), (4, True)])
+@pytest.mark.parametrize(("first", "together"), [(1, False), (2, False), (4, True)])
 async def test_gathering_waits_only_after_a_batch_of_several(
     batches: Batches, first: int, together: bool
 ) -> None:
-    """With nothing queued, the committer gathers only after a batch of at least
-    `_GATHER_SIBLINGS` writes (load): one chat at a time never has its next write
-    held back waiting for company."""
+    """The committer gathers only under load, at least `_GATHER_SIBLINGS` writes just
+    committed or queued: one or two chats at a time never have their next write held
+    back waiting for company."""
     batches.release.set()
     store = await SQLiteStore.open(":memory:")
     try:
