@@ -85,11 +85,12 @@ def messages(chats: int, turns: int, round_: int = 0) -> list[list[str]]:
     """Each chat's user messages: its own seeded support case, with its own order number
     and a customer reference, so no two chats send the same text, nor one round the
     texts of another (per-text caches get the hits real traffic would give them, not
-    those of identical chats or of a rerun)."""
+    those of identical chats or of a rerun). Seeds start past the default one, which
+    `bench.tokens` and `bench.growth` use earlier in the same `make bench` process."""
     out = []
     for s in range(chats):
         n = round_ * chats + s
-        case = long_support(max(turns, 8), seed=48213 + n)
+        case = long_support(max(turns, 8), seed=48213 + 1 + n)
         order = f"{48213 + 7 * n}"
         out.append(
             [f"{t.user.replace('48213', order)} (cliente C{1000 + n})" for t in case[:turns]]
