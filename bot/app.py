@@ -103,7 +103,9 @@ class App:
             built_chat, built_summary = build_models(settings)
             chat_model = chat_model or built_chat
             summary_model = summary_model or built_summary
-        store = await SQLiteStore.open(db if db is not None else settings.db)
+        store = await SQLiteStore.open(
+            db if db is not None else settings.db, sync=settings.db_sync
+        )
         tokenizer = default_tokenizer()
         tokenizer.count("warm-up")  # load the BPE tables now, not inside the first turn
         folds = FoldService(

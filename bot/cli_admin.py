@@ -38,10 +38,13 @@ async def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
         f" budget={settings.context_tokens}",
     )
     try:
-        store = await SQLiteStore.open(settings.db)
+        store = await SQLiteStore.open(settings.db, sync=settings.db_sync)
         migrations = await store.applied_migrations()
+        sync = await store.synchronous()
         good &= _line(
-            await store.ping(), "database", f"{settings.db} ({len(migrations)} migrations)"
+            await store.ping(),
+            "database",
+            f"{settings.db} ({len(migrations)} migrations, WAL, synchronous={sync})",
         )
         await store.close()
     except Exception as exc:
@@ -69,7 +72,7 @@ async def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
-    store = await SQLiteStore.open(settings.db)
+    store = await SQLiteStore.open(settings.db, sync=settings.db_sync)
     try:
         removed = await store.forget(args.key)
     finally:

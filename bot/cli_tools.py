@@ -148,7 +148,7 @@ async def _existing_store(settings: Settings) -> AsyncIterator[SQLiteStore | Non
     if str(settings.db) != ":memory:" and not exists:
         yield None
         return
-    store = await SQLiteStore.open(settings.db)
+    store = await SQLiteStore.open(settings.db, sync=settings.db_sync)
     try:
         yield store
     finally:

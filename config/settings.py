@@ -55,6 +55,7 @@ class Settings(BaseSettings):
     )
 
     db: Path = _v("VENTANA_DB", Path("./data/ventana.db"))
+    db_sync: Literal["normal", "full"] = _v("VENTANA_DB_SYNC", "normal")
     chat_model: str = _v("VENTANA_CHAT_MODEL", "offline")
     summary_model: str = _v("VENTANA_SUMMARY_MODEL", "offline")
     window_exchanges: int = _v("VENTANA_WINDOW_EXCHANGES", 6, ge=1, le=200)

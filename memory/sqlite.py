@@ -19,7 +19,7 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast
 
 import aiosqlite
 import structlog
@@ -34,6 +34,8 @@ from .types import Episode, Exchange, InboxEntry, SummaryVersion, TurnState
 
 log = structlog.get_logger(__name__)
 T = TypeVar("T")
+Sync = Literal["normal", "full"]
+_SYNC: dict[str, str] = {"normal": "NORMAL", "full": "FULL"}
 # Writes per group commit: a burst is committed in steps, so the first callers can go on
 # while the rest are written, and no transaction holds the writer for long.
 _BATCH_MAX = 128
@@ -115,19 +117,28 @@ class SQLiteStore(SQLiteOperatorQueries):
         self.checkpoints = 0
 
     @classmethod
-    async def open(cls, path: str | Path, *, busy_timeout_ms: int = 5000) -> SQLiteStore:
+    async def open(
+        cls, path: str | Path, *, busy_timeout_ms: int = 5000, sync: Sync = "normal"
+    ) -> SQLiteStore:
         """A file gets a writer and a reader connection (WAL lets them overlap).
         `":memory:"` gets one connection for both: a shared-cache in-memory database
-        would take table locks that ignore the busy timeout."""
+        would take table locks that ignore the busy timeout.
+
+        `sync` is SQLite's `synchronous` in WAL mode. `"normal"`: a commit survives the
+        process being killed, and the last ones may roll back if the machine loses
+        power (the WAL is synced at checkpoints). `"full"`: each commit (a whole group
+        commit batch) also waits for the WAL to reach the disk."""
+        if sync not in _SYNC:
+            raise ValueError(f"sync must be 'normal' or 'full', not {sync!r}")
         target = str(path)
         if target != ":memory:":
             Path(target).parent.mkdir(parents=True, exist_ok=True)
-        writer = await _connect(target, busy_timeout_ms)
+        writer = await _connect(target, busy_timeout_ms, sync)
         store = cls(writer, writer)
         await store._migrate()
         if target != ":memory:":
-            store._r = await _connect(target, busy_timeout_ms)
-            store._c = await _connect(target, busy_timeout_ms)
+            store._r = await _connect(target, busy_timeout_ms, sync)
+            store._c = await _connect(target, busy_timeout_ms, sync)
             await writer.execute(f"PRAGMA wal_autocheckpoint = {_WAL_SAFETY_PAGES}")
         return store
 
@@ -150,6 +161,13 @@ class SQLiteStore(SQLiteOperatorQueries):
             if self._r is not self._w:
                 await self._r.close()
             await self._w.close()
+
+    async def synchronous(self) -> str:
+        """The writer's `synchronous` setting as SQLite reports it ("normal", "full")."""
+        async with self._w.execute("PRAGMA synchronous") as cur:
+            row = await cur.fetchone()
+        names = {0: "off", 1: "normal", 2: "full", 3: "extra"}
+        return names.get(int(row[0]), str(row[0])) if row else "unknown"
 
     async def ping(self) -> bool:
         async with self._r.execute("SELECT 1") as cur:
@@ -777,13 +795,13 @@ def _write_summary(db: sqlite3.Connection, *, new: NewSummary) -> tuple[int, int
     return cur.lastrowid, version, int(rounds) + 1
 
 
-async def _connect(target: str, busy_timeout_ms: int) -> aiosqlite.Connection:
+async def _connect(target: str, busy_timeout_ms: int, sync: Sync) -> aiosqlite.Connection:
     db = await aiosqlite.connect(target, isolation_level=None)
     for pragma in (
         "PRAGMA journal_mode = WAL",
         f"PRAGMA busy_timeout = {int(busy_timeout_ms)}",
         "PRAGMA foreign_keys = ON",
-        "PRAGMA synchronous = NORMAL",
+        f"PRAGMA synchronous = {_SYNC[sync]}",
         "PRAGMA secure_delete = ON",
     ):
         await db.execute(pragma)

@@ -77,7 +77,18 @@ def test_doctor_reports_database_and_models(tmp_path: Path) -> None:
     done = _run(["doctor", "--live"], tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "database" in done.stdout
+    assert "synchronous=normal" in done.stdout
     assert "chat live" in done.stdout
+
+
+def test_doctor_shows_the_durability_the_database_runs_with(tmp_path: Path) -> None:
+    """`VENTANA_DB_SYNC=full` reaches the connection: doctor reads it back from SQLite."""
+    done = _run(["doctor"], tmp_path, VENTANA_DB_SYNC="full")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "synchronous=full" in done.stdout
+    bad = _run(["doctor"], tmp_path, VENTANA_DB_SYNC="off")
+    assert bad.returncode == 2
+    assert "VENTANA_DB_SYNC" in bad.stdout + bad.stderr
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])

@@ -44,6 +44,15 @@ async def test_two_chats_run_concurrently_while_one_chat_stays_ordered(make_app:
     assert app.handler.serial.active_keys == 0  # nothing kept for idle chats
 
 
+async def test_the_app_opens_its_database_with_the_configured_sync(make_app: MakeApp) -> None:
+    """`VENTANA_DB_SYNC` reaches the store the bot runs on; `normal` unless set."""
+    assert await (await make_app()).store.synchronous() == "normal"
+    app = await make_app(db_sync="full")
+    assert await app.store.synchronous() == "full"
+    replies = await app.handler.handle(inbound("telegram:7", "Hola, ¿seguís abiertos?"))
+    assert replies  # turns work the same, only commits wait for the disk
+
+
 async def test_redelivery_is_processed_once(make_app: MakeApp) -> None:
     """The same external id twice: one model call, one exchange."""
     model = ScriptedChatModel()

@@ -38,7 +38,27 @@ async def test_wal_and_busy_timeout(tmp_path: Path) -> None:
             assert (await cur.fetchone()) == (5000,)
         async with db.execute("PRAGMA foreign_keys") as cur:
             assert (await cur.fetchone()) == (1,)
+    assert await store.synchronous() == "normal"
     await store.close()
+
+
+@pytest.mark.parametrize(("sync", "level"), [("normal", 1), ("full", 2)])
+async def test_sync_setting_reaches_every_connection(
+    tmp_path: Path, sync: str, level: int
+) -> None:
+    """`sync="full"` makes every commit wait for the disk, on the writer, the reader and
+    the checkpoint connection alike; anything else is refused before a file is opened."""
+    store = await SQLiteStore.open(tmp_path / "s.db", sync=sync)  # type: ignore[arg-type]
+    try:
+        for conn in (store._w, store._r, store._c):
+            assert conn is not None
+            async with conn.execute("PRAGMA synchronous") as cur:
+                assert (await cur.fetchone()) == (level,)
+    finally:
+        await store.close()
+    with pytest.raises(ValueError, match="sync"):
+        await SQLiteStore.open(tmp_path / "never.db", sync="off")  # type: ignore[arg-type]
+    assert not (tmp_path / "never.db").exists()
 
 
 async def test_window_query_uses_index(tmp_path: Path) -> None:
