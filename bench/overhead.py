@@ -19,17 +19,26 @@ Two schedules, both printed:
 Rounds alternate theirs/ours; the median round of each is reported. Next to turns/s and
 p50/p99, each side's CPU per turn (process time, every thread, over the timed span): both
 sides are CPU-bound, so this is what the throughput ratio follows.
+
+Durability differs between the defaults: ours runs SQLite's WAL with `synchronous=NORMAL`
+(a commit survives the process being killed; the WAL reaches the disk at checkpoints),
+theirs with SQLite's default `FULL` (every commit waits for the disk). So, with `full`,
+two comparisons at equal durability are measured in the same rounds: both FULL (ours with
+`VENTANA_DB_SYNC=full`, on texts of its own) and both NORMAL (theirs with one PRAGMA more,
+set where `SQLiteSession` configures each of its connections).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import sqlite3
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bot.inbound import Inbound
 from providers.base import ChatRequest, Message
@@ -72,10 +81,27 @@ class Result:
     schedule: str  # "one at a time" or "concurrent"
     ours: Run
     theirs: Run | None  # None when openai-agents is not installed
+    ours_full: Run | None = None  # ours with VENTANA_DB_SYNC=full, when measured
+    theirs_normal: Run | None = None  # theirs with synchronous=NORMAL, when measured
 
     @property
     def ratio(self) -> float | None:
-        return self.ours.rate / self.theirs.rate if self.theirs else None
+        """Throughput ratio as each side comes out of the box (durability differs)."""
+        return _ratio(self.ours, self.theirs)
+
+    @property
+    def full_ratio(self) -> float | None:
+        """At equal durability: both wait for the disk at every commit."""
+        return _ratio(self.ours_full, self.theirs)
+
+    @property
+    def normal_ratio(self) -> float | None:
+        """At equal durability: neither waits for the disk at a commit."""
+        return _ratio(self.ours, self.theirs_normal)
+
+
+def _ratio(ours: Run | None, theirs: Run | None) -> float | None:
+    return ours.rate / theirs.rate if ours is not None and theirs is not None else None
 
 
 SCHEDULES = {"one at a time": False, "concurrent": True}
@@ -125,9 +151,16 @@ async def _schedule(turn: Turn, chats: int, turns: int, concurrent: bool) -> lis
 
 
 async def run_ours(
-    db: Path, chats: int, turns: int, texts: Texts, *, concurrent: bool = False
+    db: Path,
+    chats: int,
+    turns: int,
+    texts: Texts,
+    *,
+    concurrent: bool = False,
+    sync: str = "normal",
 ) -> Run:
-    app = await build_app(bench_settings(db, window_exchanges=WINDOW), FastChat())
+    settings = bench_settings(db, window_exchanges=WINDOW, db_sync=sync)
+    app = await build_app(settings, FastChat())
 
     async def turn(s: int, t: int) -> None:
         key = f"telegram:{1000 + s}"
@@ -141,16 +174,45 @@ async def run_ours(
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     finally:
         await app.aclose()
-    return Run("ventana", chats * turns, wall, tuple(times), cpu)
+    name = "ventana" if sync == "normal" else f"ventana, sync={sync}"
+    return Run(name, chats * turns, wall, tuple(times), cpu)
+
+
+def session_class(sync: str) -> Any:
+    """`SQLiteSession` as it comes ("full", SQLite's default), or with `synchronous=NORMAL`
+    set on each connection it opens ("normal"), counting the connections configured."""
+    from agents.memory import SQLiteSession
+
+    if sync == "full":
+        return SQLiteSession
+    if not hasattr(SQLiteSession, "_configure_connection"):
+        return None  # an openai-agents that configures its connections elsewhere
+
+    class NormalSyncSession(SQLiteSession):
+        configured = 0
+
+        @staticmethod
+        def _configure_connection(conn: sqlite3.Connection) -> None:
+            SQLiteSession._configure_connection(conn)
+            conn.execute("PRAGMA synchronous = NORMAL")
+            NormalSyncSession.configured += 1
+
+    return NormalSyncSession
 
 
 async def run_theirs(
-    db: Path, chats: int, turns: int, texts: Texts, *, concurrent: bool = False
+    db: Path,
+    chats: int,
+    turns: int,
+    texts: Texts,
+    *,
+    concurrent: bool = False,
+    sync: str = "full",
 ) -> Run:
-    from agents.memory import SQLiteSession
-
     model = FastChat()
-    sessions = [SQLiteSession(f"telegram:{1000 + s}", db) for s in range(chats)]
+    cls = session_class(sync)
+    assert cls is not None, f"SQLiteSession cannot run with synchronous={sync}"
+    sessions = [cls(f"telegram:{1000 + s}", db) for s in range(chats)]
 
     async def turn(s: int, t: int) -> None:
         session, text = sessions[s], texts[s][t]
@@ -169,7 +231,11 @@ async def run_theirs(
     finally:
         for session in sessions:
             session.close()
-    return Run("agents.SQLiteSession", chats * turns, wall, tuple(times), cpu)
+    if sync == "full":
+        return Run("agents.SQLiteSession", chats * turns, wall, tuple(times), cpu)
+    if not cls.configured:  # the hook exists but is no longer what opens connections
+        raise RuntimeError("SQLiteSession no longer calls _configure_connection")
+    return Run(f"agents.SQLiteSession, {sync}", chats * turns, wall, tuple(times), cpu)
 
 
 def agents_available() -> bool:
@@ -181,23 +247,63 @@ def agents_available() -> bool:
 
 
 async def measure(
-    chats: int, turns: int, rounds: int, *, compare: bool = True, schedule: str = "one at a time"
+    chats: int,
+    turns: int,
+    rounds: int,
+    *,
+    compare: bool = True,
+    schedule: str = "one at a time",
+    full: bool = False,
 ) -> Result:
-    """Alternate theirs/ours `rounds` times on fresh databases; keep each side's median."""
+    """Alternate theirs/ours `rounds` times on fresh databases; keep each one's median.
+    With `full`, each round also runs both at the other durability (see the module doc)."""
     compare = compare and agents_available()
     concurrent = SCHEDULES[schedule]
-    ours: list[Run] = []
-    theirs: list[Run] = []
+    runs: dict[str, list[Run]] = {"ours": [], "theirs": [], "ours_full": [], "theirs_normal": []}
     with tempfile.TemporaryDirectory(prefix="ventana-bench-") as tmp:
         for r in range(rounds):
-            # New texts every round and schedule, the same for both sides.
+            # New texts every round and schedule, the same for both sides; the sync=full
+            # runs get texts of their own too (ours would find these in its caches).
             texts = messages(chats, turns, r + (rounds if concurrent else 0))
+            db = Path(tmp) / str(r)
+            db.mkdir()
             if compare:
-                db = Path(tmp) / f"agents-{r}.db"
-                theirs.append(await run_theirs(db, chats, turns, texts, concurrent=concurrent))
-            db = Path(tmp) / f"ventana-{r}.db"
-            ours.append(await run_ours(db, chats, turns, texts, concurrent=concurrent))
-    return Result(chats, turns, schedule, _median(ours), _median(theirs) if theirs else None)
+                runs["theirs"].append(
+                    await run_theirs(db / "agents.db", chats, turns, texts, concurrent=concurrent)
+                )
+            runs["ours"].append(
+                await run_ours(db / "ventana.db", chats, turns, texts, concurrent=concurrent)
+            )
+            if not full:
+                continue
+            other = messages(chats, turns, r + (3 if concurrent else 2) * rounds)
+            runs["ours_full"].append(
+                await run_ours(
+                    db / "ventana-full.db", chats, turns, other, concurrent=concurrent, sync="full"
+                )
+            )
+            if compare and session_class("normal") is not None:
+                runs["theirs_normal"].append(
+                    await run_theirs(
+                        db / "agents-normal.db",
+                        chats,
+                        turns,
+                        texts,
+                        concurrent=concurrent,
+                        sync="normal",
+                    )
+                )
+    medians = {name: _median(got) if got else None for name, got in runs.items()}
+    assert medians["ours"] is not None
+    return Result(
+        chats,
+        turns,
+        schedule,
+        medians["ours"],
+        medians["theirs"],
+        medians["ours_full"],
+        medians["theirs_normal"],
+    )
 
 
 def _median(runs: list[Run]) -> Run:
@@ -209,10 +315,13 @@ def report(result: Result) -> list[Target]:
         f"== overhead, {result.schedule}: {result.chats} chats × {result.turns} turns, "
         f"zero-latency model, DB on disk, median of rounds"
     )
-    runs = [result.ours] + ([result.theirs] if result.theirs else [])
+    runs = [
+        result.ours,
+        *filter(None, (result.ours_full, result.theirs, result.theirs_normal)),
+    ]
     for run in runs:
         print(
-            f"  {run.name:<22} {run.rate:8.1f} turns/s   p50 {ms(run.p50):>10}   "
+            f"  {run.name:<30} {run.rate:8.1f} turns/s   p50 {ms(run.p50):>10}   "
             f"p99 {ms(run.p99):>10}   CPU/turn {ms(run.cpu_per_turn):>9}"
         )
     if result.ratio is None:
@@ -220,11 +329,17 @@ def report(result: Result) -> list[Target]:
         return []
     assert result.theirs is not None
     print(
-        f"  throughput ratio ventana/agents = {result.ratio:.2f}×   p50 ratio "
+        f"  throughput ratio ventana/agents, defaults = {result.ratio:.2f}×   p50 ratio "
         f"= {result.ours.p50 / result.theirs.p50:.2f}   p99 ratio = "
         f"{result.ours.p99 / result.theirs.p99:.2f}   CPU/turn ratio = "
         f"{result.ours.cpu_per_turn / result.theirs.cpu_per_turn:.2f}"
     )
+    if result.full_ratio is not None:
+        normal = f"{result.normal_ratio:.2f}×" if result.normal_ratio else "not measured"
+        print(
+            f"  at equal durability, throughput ratio: both FULL (ours VENTANA_DB_SYNC=full) "
+            f"= {result.full_ratio:.2f}×   both NORMAL = {normal}"
+        )
     name = f"turns/s ÷ SQLiteSession, {result.schedule}"
     return [Target("overhead", name, result.ratio, 2.0, "high", f"{result.ratio:.2f}×")]
 
@@ -242,7 +357,7 @@ def main(argv: Sequence[str] | None = None) -> list[Target]:
     targets: list[Target] = []
     for schedule in SCHEDULES:
         targets += report(
-            asyncio.run(measure(args.chats, args.turns, args.rounds, schedule=schedule))
+            asyncio.run(measure(args.chats, args.turns, args.rounds, schedule=schedule, full=True))
         )
     return targets
 

@@ -7,6 +7,7 @@ import importlib.util
 import sqlite3
 from pathlib import Path
 from statistics import fmean
+from typing import Any
 
 import pytest
 
@@ -82,8 +83,51 @@ async def test_overhead_rounds_and_schedules_get_texts_of_their_own(
 
     monkeypatch.setattr(overhead, "messages", recording)
     for schedule in overhead.SCHEDULES:
-        await overhead.measure(1, 2, 2, compare=False, schedule=schedule)
-    assert sorted(rounds) == [0, 1, 2, 3]
+        await overhead.measure(1, 2, 2, compare=False, schedule=schedule, full=True)
+    assert sorted(rounds) == list(range(8))  # 2 rounds × 2 schedules × 2 durabilities
+
+
+async def test_overhead_measures_ours_at_equal_durability(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With `full`, ours runs a second time on a database opened with
+    `VENTANA_DB_SYNC=full` (SQLiteSession's durability) and gets a ratio of its own."""
+    syncs: list[str] = []
+    real = overhead.build_app
+
+    async def recording(settings: Any, chat: Any) -> Any:
+        app = await real(settings, chat)
+        syncs.append(await app.store.synchronous())
+        return app
+
+    monkeypatch.setattr(overhead, "build_app", recording)
+    result = await overhead.measure(2, 3, 1, compare=HAS_AGENTS, full=True)
+    assert syncs == ["normal", "full"]
+    assert result.ours_full is not None
+    assert result.ours_full.turns == 6
+    assert result.ours_full.name == "ventana, sync=full"
+    if result.theirs is not None:
+        assert result.theirs_normal is not None
+        assert result.theirs_normal.turns == 6
+        assert result.full_ratio == pytest.approx(result.ours_full.rate / result.theirs.rate)
+        assert result.normal_ratio == pytest.approx(result.ours.rate / result.theirs_normal.rate)
+    else:
+        assert result.full_ratio is None
+        assert result.normal_ratio is None
+
+
+@pytest.mark.skipif(not HAS_AGENTS, reason="openai-agents is a bench extra")
+def test_their_normal_baseline_really_sets_synchronous_normal(tmp_path: Path) -> None:
+    """The NORMAL baseline is `SQLiteSession` with one PRAGMA more on each connection it
+    configures; as it comes, it keeps SQLite's FULL."""
+    normal, stock = overhead.session_class("normal"), overhead.session_class("full")
+    for cls, level in ((normal, 1), (stock, 2)):
+        conn = sqlite3.connect(tmp_path / f"{level}.db")
+        cls._configure_connection(conn)
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert conn.execute("PRAGMA synchronous").fetchone() == (level,)
+        conn.close()
+    assert normal.configured == 1
 
 
 async def test_growth_compares_two_sizes() -> None:
