@@ -3,7 +3,9 @@
 The bot runs as a real process (`python -m bot run`) against a fake Bot API and a fake
 OpenAI-compatible model on loopback. A seeded RNG decides the load and when each SIGKILL
 lands (during start-up and recovery, or while polling, calling the model, recording and
-delivering). `VENTANA_SOAK_KILLS` raises the number of kills (`make soak`: 200).
+delivering). Runs alternate between `VENTANA_DB_SYNC=normal` and `full`, so both
+durability modes (and a restart that switches between them) are killed alike.
+`VENTANA_SOAK_KILLS` raises the number of kills (`make soak`: 200).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ SEED = int(os.environ.get("VENTANA_CRASH_SEED") or 20250607)
 CHATS = tuple(range(101, 101 + max(4, KILLS // 20)))  # summaries stay small in a soak
 START_S = 30.0  # a bot that does not poll within this has failed to start
 DRAIN_S = 60.0  # the last run must answer everything within this
+SYNCS = ("normal", "full")  # generation by generation
 STEP_S = 0.05
 EARLY_KILL_SHARE = 0.2  # kills aimed at start-up and inbox recovery
 BAD_LOG_EVENTS = ("job_failed", "fold_crashed", "telegram_update_unreadable", "Traceback")
@@ -56,6 +59,7 @@ class Rig:
             VENTANA_SUMMARY_MODEL="openai:fake",
             OPENAI_BASE_URL=self.model.base_url,
             VENTANA_DB=str(self.db),
+            VENTANA_DB_SYNC=SYNCS[generation % len(SYNCS)],
             VENTANA_WINDOW_EXCHANGES="2",
             VENTANA_FOLD_BATCH="2",
             VENTANA_TOPIC_DETECTION="off",
