@@ -258,6 +258,7 @@ async def measure(
     """Alternate theirs/ours `rounds` times on fresh databases; keep each one's median.
     With `full`, each round also runs both at the other durability (see the module doc)."""
     compare = compare and agents_available()
+    normal_baseline = compare and full and session_class("normal") is not None
     concurrent = SCHEDULES[schedule]
     runs: dict[str, list[Run]] = {"ours": [], "theirs": [], "ours_full": [], "theirs_normal": []}
     with tempfile.TemporaryDirectory(prefix="ventana-bench-") as tmp:
@@ -282,7 +283,7 @@ async def measure(
                     db / "ventana-full.db", chats, turns, other, concurrent=concurrent, sync="full"
                 )
             )
-            if compare and session_class("normal") is not None:
+            if normal_baseline:
                 runs["theirs_normal"].append(
                     await run_theirs(
                         db / "agents-normal.db",
