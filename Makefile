@@ -27,7 +27,6 @@ contract: $(STAMP)
 	$(PY) ../shared/contract/check_replay_contract.py $(VENV)/bin/ventana
 
 bench: $(STAMP)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,bench]'
 	$(PY) -m bench
 
 soak: $(STAMP)
