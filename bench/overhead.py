@@ -266,27 +266,34 @@ async def measure(
             # New texts every round and schedule, the same for both sides; the sync=full
             # runs get texts of their own too (ours would find these in its caches).
             texts = messages(chats, turns, r + (rounds if concurrent else 0))
-            db = Path(tmp) / str(r)
-            db.mkdir()
+            folder = Path(tmp) / str(r)
+            folder.mkdir()
             if compare:
                 runs["theirs"].append(
-                    await run_theirs(db / "agents.db", chats, turns, texts, concurrent=concurrent)
+                    await run_theirs(
+                        folder / "agents.db", chats, turns, texts, concurrent=concurrent
+                    )
                 )
             runs["ours"].append(
-                await run_ours(db / "ventana.db", chats, turns, texts, concurrent=concurrent)
+                await run_ours(folder / "ventana.db", chats, turns, texts, concurrent=concurrent)
             )
             if not full:
                 continue
             other = messages(chats, turns, r + (3 if concurrent else 2) * rounds)
             runs["ours_full"].append(
                 await run_ours(
-                    db / "ventana-full.db", chats, turns, other, concurrent=concurrent, sync="full"
+                    folder / "ventana-full.db",
+                    chats,
+                    turns,
+                    other,
+                    concurrent=concurrent,
+                    sync="full",
                 )
             )
             if normal_baseline:
                 runs["theirs_normal"].append(
                     await run_theirs(
-                        db / "agents-normal.db",
+                        folder / "agents-normal.db",
                         chats,
                         turns,
                         texts,
