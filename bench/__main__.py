@@ -13,8 +13,8 @@ import gc
 import time
 from collections.abc import Callable, Sequence
 
-from . import concurrency, growth, overhead, tokens, topic_tiage
-from .common import Target
+from bench import concurrency, growth, overhead, tokens, topic_tiage
+from bench.common import Target
 
 
 def _tiage(argv: list[str]) -> list[Target]:

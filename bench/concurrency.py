@@ -26,10 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.app import App
-from bot.inbound import Inbound
-
-from .common import (
+from bench.common import (
     FastChat,
     SleepySummaryModel,
     Target,
@@ -40,7 +37,9 @@ from .common import (
     quiet_logs,
     ts,
 )
-from .seed import SeedSession, seed
+from bench.seed import SeedSession, seed
+from bot.app import App
+from bot.conversation.inbound import Inbound
 
 
 @dataclass(frozen=True, slots=True)

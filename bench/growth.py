@@ -22,11 +22,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.inbound import Inbound
-
-from .common import FastChat, Target, bench_settings, build_app, ms, percentile, quiet_logs, ts
-from .seed import SeedSession, seed
-from .transcripts import long_support
+from bench.common import (
+    FastChat,
+    Target,
+    bench_settings,
+    build_app,
+    ms,
+    percentile,
+    quiet_logs,
+    ts,
+)
+from bench.seed import SeedSession, seed
+from bench.transcripts import long_support
+from bot.conversation.inbound import Inbound
 
 SESSIONS_PER_DB = 1000
 OTHERS = 9

@@ -40,11 +40,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.inbound import Inbound
+from bench.common import (
+    FastChat,
+    Target,
+    bench_settings,
+    build_app,
+    ms,
+    percentile,
+    quiet_logs,
+    ts,
+)
+from bench.transcripts import long_support
+from bot.conversation.inbound import Inbound
 from providers.base import ChatRequest, Message
-
-from .common import FastChat, Target, bench_settings, build_app, ms, percentile, quiet_logs, ts
-from .transcripts import long_support
 
 WINDOW = 6
 

@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
-from memory.extractive import ExtractiveSummarizer
-from memory.sqlite import SQLiteStore
-
-from .common import T0
+from bench.common import T0
+from memory.fold.extractive import ExtractiveSummarizer
+from memory.store.sqlite.store import SQLiteStore
 
 _USER = "Hola, sigo con el pedido #PED-{s}-{i}: ¿me confirmáis la entrega del {d} de mayo?"
 _REPLY = "Confirmado: el pedido #PED-{s}-{i} se entrega el {d} de mayo entre las 9:00 y las 14:00."

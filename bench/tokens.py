@@ -35,12 +35,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from statistics import fmean
 
-from bot.inbound import Inbound
+from bench.common import Target, bench_settings, build_app, quiet_logs
+from bench.transcripts import EARLY_FACTS, Turn, long_support
+from bot.conversation.inbound import Inbound
 from memory.tokens import count_messages
 from providers.base import ChatReply, ChatRequest, Message, Usage
-
-from .common import Target, bench_settings, build_app, quiet_logs
-from .transcripts import EARLY_FACTS, Turn, long_support
 
 CHECKPOINTS = (10, 50, 100, 200, 300)
 AT_TURN = 100  # the per-turn target's turn

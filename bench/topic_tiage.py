@@ -4,7 +4,7 @@
 
 TIAGE (see ../shared/data/README.md) labels each utterance of PersonaChat dialogues:
 -1 on the first turn, 1 where the topic shifts, 0 otherwise. Every utterance but the first
-is fed to `memory.topic.detect_heuristic` as the new message.
+is fed to `memory.topic.decide.detect_heuristic` as the new message.
 
 How utterances become a TopicContext:
 - The utterance right before the new message is the other speaker's answer, so preceding
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memory.topic import PROFILES, TopicContext, Tuning, detect_heuristic
+from memory.topic.decide import PROFILES, TopicContext, Tuning, detect_heuristic
 from memory.types import Exchange
 
 REPO = Path(__file__).resolve().parent.parent

@@ -1,3 +1,3 @@
-from .cli import main
+from bot.cli.main import main
 
 raise SystemExit(main())

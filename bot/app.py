@@ -10,19 +10,18 @@ import httpx2
 import structlog
 from pydantic import SecretStr
 
+from bot.conversation.handler import ConversationHandler
 from config.settings import Settings
 from memory.engine import EngineConfig, MemoryEngine, TopicCheck
-from memory.extractive import ExtractiveSummarizer
-from memory.foldin import FoldService
-from memory.sqlite import SQLiteStore
-from memory.summarizer import ModelSummarizer, Summarizer
+from memory.fold.extractive import ExtractiveSummarizer
+from memory.fold.service import FoldService
+from memory.fold.summarizer import ModelSummarizer, Summarizer
+from memory.store.sqlite.store import SQLiteStore
 from memory.tokens import Tokenizer, default_tokenizer
-from memory.topic import PROFILES, TopicContext, decide, respect_undo
+from memory.topic.decide import PROFILES, TopicContext, decide, respect_undo
 from memory.types import TopicDecision, TurnState
 from providers.base import ChatModel
 from providers.factory import ProviderCredentials, build_chat_model
-
-from .handler import ConversationHandler
 
 log = structlog.get_logger(__name__)
 

@@ -12,14 +12,13 @@ from datetime import UTC, datetime
 
 import structlog
 
+from memory import noise
+from memory.fold.service import FoldService
+from memory.policy import Assembly, FoldFirst, TooLarge, assemble, plan_request
+from memory.store.protocols import ConversationStore, NewExchange
+from memory.tokens import Tokenizer, UsageCalibration
+from memory.types import Exchange, TopicDecision, TurnState
 from providers.base import ChatModel, ChatReply, ChatRequest, ContextTooLong, ProviderError
-
-from . import noise
-from .foldin import FoldService
-from .policy import Assembly, FoldFirst, TooLarge, assemble, plan_request
-from .store import ConversationStore, NewExchange
-from .tokens import Tokenizer, UsageCalibration
-from .types import Exchange, TopicDecision, TurnState
 
 log = structlog.get_logger(__name__)
 MAX_SYNC_FOLDS = 3

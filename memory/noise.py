@@ -12,9 +12,8 @@ import unicodedata
 from collections import Counter
 from functools import lru_cache
 
+from memory.accents import strip_marks
 from providers.base import ChatReply, ProviderError
-
-from .accents import strip_marks
 
 EMPTY = "empty"
 TRUNCATED = "truncated"

@@ -11,9 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from memory.types import Exchange, SummaryVersion
 from providers.base import Message
-
-from .types import Exchange, SummaryVersion
 
 Count = Callable[[str], int]
 MESSAGE_OVERHEAD = 4  # role markers and separators per message, as chat formats add them

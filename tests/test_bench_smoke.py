@@ -15,7 +15,7 @@ from bench import concurrency, growth, overhead, tokens
 from bench.common import percentile
 from bench.seed import SeedSession, seed
 from bench.transcripts import EARLY_FACTS, long_support
-from memory.facts import extract_facts
+from memory.fold.facts import extract_facts
 
 HAS_AGENTS = importlib.util.find_spec("agents") is not None
 

@@ -10,11 +10,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory.engine import EngineConfig, MemoryEngine
-from memory.foldin import FoldService
+from memory.fold.service import FoldService
 from memory.policy import Assembly
-from memory.sqlite import SQLiteStore
+from memory.store.sqlite.store import SQLiteStore
 from providers.base import ChatRequest, ProviderUnavailable, Usage
-from tests.fakes import FakeSummarizer, ScriptedChatModel
+from tests.support.fakes import FakeSummarizer, ScriptedChatModel
 
 KEY = "console:prop"
 BUDGET = 220

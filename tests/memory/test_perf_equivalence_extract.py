@@ -3,7 +3,7 @@ exactly as the ungated original did; the expected facts were recorded with it.""
 
 import pytest
 
-from memory.facts import _extract
+from memory.fold.facts import _extract
 
 CASES = [
     ("Pedido nº 48213 y caso 12-AB", [("id", "48213"), ("id", "12-AB")]),

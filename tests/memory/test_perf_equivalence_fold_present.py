@@ -8,7 +8,7 @@ import sys
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from memory.facts import _ODD_CASE, _PLAIN, Fact, _is_word, _present, missing_facts
+from memory.fold.facts import _ODD_CASE, _PLAIN, Fact, _is_word, _present, missing_facts
 
 # Plain and odd characters, case pairs that lower differently, and Unicode whitespace.
 _ALPHABET = "aAiIsSkK09#-./:@€ñÑéÉ«»_ \n\t\u00a0\u2009İıſKµμΜΣσςßẞ\u0307"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory.extractive import _RESTATED_MIN_WORDS, _RESTATED_SHARE, _restates
-from memory.summarizer import required_facts
+from memory.fold.extractive import _RESTATED_MIN_WORDS, _RESTATED_SHARE, _restates
+from memory.fold.summarizer import required_facts
 from memory.types import Exchange
 
 _bags = st.frozensets(st.sampled_from([f"w{i}" for i in range(24)]), max_size=20)

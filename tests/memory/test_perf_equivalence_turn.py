@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory import noise, policy
-from memory.topic_cues import CLOSURE, CONTINUATION, CONTRAST, INTENT_FAMILIES, NEW_REQUEST
-from memory.topic_text import family_hits, family_hits_in, new_request_hits, phrase_hits_in
+from memory.topic.cues import CLOSURE, CONTINUATION, CONTRAST, INTENT_FAMILIES, NEW_REQUEST
+from memory.topic.text import family_hits, family_hits_in, new_request_hits, phrase_hits_in
 from memory.types import Exchange
 
 # Words that hit cues, families, failures and loops, so the generated texts do too.

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from .fakes import FakeAPI, MakeAPI, RecordingSleep, Step
+from tests.support.provider_api import FakeAPI, MakeAPI, RecordingSleep, Step
 
 
 @pytest.fixture

@@ -10,8 +10,7 @@ import pytest
 from providers.anthropic import AnthropicChatModel
 from providers.base import ChatRequest, Message, Usage
 from providers.retry import Sleep
-
-from .fakes import ANTHROPIC, REQUEST, MakeAPI, RecordingSleep, answer
+from tests.support.provider_api import ANTHROPIC, REQUEST, MakeAPI, RecordingSleep, answer
 
 PATH = ANTHROPIC.path
 

@@ -9,8 +9,7 @@ from providers.anthropic import AnthropicChatModel
 from providers.factory import ProviderCredentials, build_chat_model
 from providers.openai import OpenAIChatModel
 from providers.specs import parse_spec
-
-from .fakes import ANTHROPIC, OPENAI, REQUEST, MakeAPI, answer
+from tests.support.provider_api import ANTHROPIC, OPENAI, REQUEST, MakeAPI, answer
 
 BOGUS = "bogus-from-environment"
 

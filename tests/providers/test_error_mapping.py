@@ -19,8 +19,7 @@ from providers.base import (
     QuotaExhausted,
     RateLimited,
 )
-
-from .fakes import (
+from tests.support.provider_api import (
     ANTHROPIC,
     FLAVORS,
     OPENAI,

@@ -16,8 +16,7 @@ from providers.factory import (
 from providers.offline import OfflineChatModel
 from providers.openai import OpenAIChatModel
 from providers.specs import parse_spec
-
-from .fakes import ANTHROPIC, REQUEST, MakeAPI, answer
+from tests.support.provider_api import ANTHROPIC, REQUEST, MakeAPI, answer
 
 
 @pytest.mark.parametrize(

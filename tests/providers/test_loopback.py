@@ -10,9 +10,8 @@ import pytest
 from providers.base import RateLimited
 from providers.factory import LOCAL_PLACEHOLDER_KEY, ProviderCredentials, build_chat_model
 from providers.specs import parse_spec
-
-from .fakes import REQUEST, RecordingSleep, golden
-from .loopback import Scripted, loopback_server
+from tests.support.llm_loopback import Scripted, loopback_server
+from tests.support.provider_api import REQUEST, RecordingSleep, golden
 
 
 @pytest.fixture

@@ -10,8 +10,7 @@ import pytest
 from providers.base import ChatRequest, Message, Usage
 from providers.openai import OpenAIChatModel, default_token_param
 from providers.retry import Sleep
-
-from .fakes import OPENAI, REQUEST, MakeAPI, answer
+from tests.support.provider_api import OPENAI, REQUEST, MakeAPI, answer
 
 PATH = OPENAI.path
 

@@ -7,8 +7,7 @@ from collections.abc import Iterator
 from providers.base import ChatReply, ChatRequest, Overloaded
 from providers.offline import OfflineChatModel
 from providers.probe import probe
-
-from .fakes import ANTHROPIC, MakeAPI, RecordingSleep, answer
+from tests.support.provider_api import ANTHROPIC, MakeAPI, RecordingSleep, answer
 
 
 def ticking(*times: float) -> Iterator[float]:

@@ -20,8 +20,7 @@ from providers.base import (
     RateLimited,
 )
 from providers.retry import RetryPolicy, next_delay, with_retries
-
-from .fakes import RecordingSleep
+from tests.support.provider_api import RecordingSleep
 
 POLICY = RetryPolicy()
 NEVER_RETRIED = [AuthenticationFailed, BadRequest, ContextTooLong, QuotaExhausted]

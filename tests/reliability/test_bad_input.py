@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from bot.app import App
-from bot.inbound import Inbound
-from bot.texts import t
+from bot.conversation.inbound import Inbound
+from bot.conversation.texts import t
 from config.settings import load_settings
-from tests.fakes import ScriptedChatModel
+from tests.support.fakes import ScriptedChatModel
 
 KEY = "telegram:77"
 MAX_CHARS = 16_000

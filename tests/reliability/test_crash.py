@@ -20,10 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .support.db_checks import check_store, inbox_statuses, summary_versions
-from .support.model_api import FakeModel
-from .support.process import bot_env, reaped, sigkill, spawn, tail
-from .support.telegram_api import TOKEN, FakeTelegram
+from tests.support.processes.db_checks import check_store, inbox_statuses, summary_versions
+from tests.support.processes.model_api import FakeModel
+from tests.support.processes.process import bot_env, reaped, sigkill, spawn, tail
+from tests.support.processes.telegram_api import TOKEN, FakeTelegram
 
 KILLS = int(os.environ.get("VENTANA_SOAK_KILLS") or 10)
 SEED = int(os.environ.get("VENTANA_CRASH_SEED") or 20250607)

@@ -22,15 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from bot.app import App
-from bot.inbound import Inbound
-from bot.whatsapp_webhook import sign
+from bot.channels.whatsapp.webhook import sign
+from bot.conversation.inbound import Inbound
 from config.settings import load_settings
 from providers.base import ChatReply, ChatRequest, Usage
-
-from .support.loopback import LoopbackServer, Reply
-from .support.model_api import FakeModel
-from .support.process import bot_env, reaped, spawn, tail
-from .support.telegram_api import FakeTelegram
+from tests.support.processes.loopback import LoopbackServer, Reply
+from tests.support.processes.model_api import FakeModel
+from tests.support.processes.process import bot_env, reaped, spawn, tail
+from tests.support.processes.telegram_api import FakeTelegram
 
 KEYS = {"telegram:123": "TGA", "whatsapp:123": "WAA", "telegram:124": "TGB", "console:123": "COA"}
 MARK = re.compile(r"\b(TGA|WAA|TGB|COA)(?=[-#@\d])")

@@ -15,10 +15,9 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from bot.texts import t
+from bot.conversation.texts import t
 from providers.base import ChatModel
-
-from .support.provider_rig import (
+from tests.support.processes.provider_rig import (
     ANTHROPIC,
     DEADLINE_S,
     OPENAI,

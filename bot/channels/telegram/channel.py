@@ -1,0 +1,267 @@
+"""The Telegram channel: python-telegram-bot v22 for the Bot API, our own durable intake.
+
+An update is committed to the conversation handler's inbox before Telegram is told it
+was received. In polling mode a small loop of our own calls getUpdates and only asks for
+the next batch (offset = last update_id + 1, which is what confirms a batch to Telegram)
+after every update of the current one is committed; PTB's `Updater` would confirm on its
+next call whatever happened to our processing, so it is not used. In webhook mode
+`handle_webhook` answers 200 only after the commit; any failure answers an error status,
+so Telegram delivers the update again. Redeliveries are deduplicated by `update_id`.
+
+Which updates become messages (groups, media, edits, which are ignored) is described in
+`bot.channels.telegram.convert`; how replies are delivered, in `bot.channels.telegram.outbox`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+from typing import Any
+
+import structlog
+from telegram import BotCommand, BotCommandScopeChat, Update
+from telegram.error import BadRequest, InvalidToken, TelegramError
+from telegram.ext import Application
+from telegram.request import BaseRequest
+
+from bot.app import App
+from bot.channels.telegram.convert import ALLOWED_UPDATES, BotIdentity, to_inbound
+from bot.channels.telegram.outbox import TelegramOutbox
+
+log = structlog.get_logger(__name__)
+
+CHANNEL = "telegram"
+POLL_TIMEOUT_S = 30
+MAX_BACKOFF_S = 30.0
+COMMANDS: dict[str, dict[str, str]] = {
+    "es": {
+        "start": "Empezar",
+        "help": "Ayuda y comandos",
+        "reset": "Empezar de cero",
+        "undo": "Deshacer el último reinicio",
+        "summary": "Lo que recuerdo ahora",
+        "forget": "Borrar todos tus datos",
+        "debug": "Modo depuración (on|off)",
+    },
+    "en": {
+        "start": "Start",
+        "help": "Help and commands",
+        "reset": "Start over",
+        "undo": "Undo the last reset",
+        "summary": "What I remember now",
+        "forget": "Erase all your data",
+        "debug": "Debug mode (on|off)",
+    },
+}
+
+
+class TelegramChannel:
+    """One bot, in polling mode or (with `TELEGRAM_WEBHOOK_URL`) webhook mode."""
+
+    def __init__(
+        self,
+        app: App,
+        *,
+        request: BaseRequest | None = None,
+        get_updates_request: BaseRequest | None = None,
+        poll_timeout: int = POLL_TIMEOUT_S,
+        retry_delay: float = 1.0,
+        drain_timeout: float = 10.0,
+    ) -> None:
+        settings = app.settings
+        if settings.telegram_bot_token is None:
+            raise ValueError("TELEGRAM_BOT_TOKEN is not set")
+        builder = (
+            Application.builder()
+            .token(settings.telegram_bot_token.get_secret_value())
+            .base_url(settings.telegram_base_url)
+            .updater(None)
+        )
+        if request is not None:
+            builder = builder.request(request)
+        if get_updates_request is not None:
+            builder = builder.get_updates_request(get_updates_request)
+        self.app = app
+        self.application = builder.build()
+        self.outbox = TelegramOutbox(self.application.bot)
+        self.poll_timeout = poll_timeout
+        self.retry_delay = retry_delay
+        self.drain_timeout = drain_timeout
+        self.me: BotIdentity | None = None
+        self._poller: asyncio.Task[None] | None = None
+
+    @property
+    def webhook_mode(self) -> bool:
+        return bool(self.app.settings.telegram_webhook_url)
+
+    async def start(self) -> None:
+        """Log in (getMe), register commands, recover the inbox, then poll or set the webhook."""
+        try:
+            await self.application.initialize()
+        except InvalidToken:  # PTB's own message quotes the token: never let it reach a log
+            raise ValueError(
+                "Telegram rejected TELEGRAM_BOT_TOKEN; copy it again from @BotFather"
+            ) from None
+        bot = self.application.bot
+        self.me = BotIdentity(bot.id, bot.username)
+        self.app.handler.register(CHANNEL, self.outbox)
+        await self._set_commands()
+        await self.app.handler.recover(CHANNEL)
+        if self.webhook_mode:
+            await self._set_webhook()
+        else:
+            await bot.delete_webhook(drop_pending_updates=False)  # getUpdates needs none set
+            self._poller = asyncio.create_task(self._poll(), name="telegram:poll")
+        log.info(
+            "telegram_started",
+            bot=self.me.username,
+            mode="webhook" if self.webhook_mode else "polling",
+        )
+
+    async def stop(self) -> None:
+        """Stop taking updates, give running turns a moment to deliver, log out.
+
+        The webhook stays registered: Telegram keeps updates while we are down and
+        delivers them when we are back.
+        """
+        if self._poller is not None:
+            self._poller.cancel()
+            await asyncio.wait({self._poller})
+            self._poller = None
+        try:
+            # shielded: on timeout the turns go on; whoever closes the app decides their fate
+            await asyncio.wait_for(asyncio.shield(self.app.handler.drain()), self.drain_timeout)
+        except TimeoutError:
+            log.warning("telegram_stop_drain_timeout")
+        if self.application.running:
+            await self.application.stop()
+        await self.application.shutdown()
+        self.me = None
+        log.info("telegram_stopped")
+
+    async def handle_webhook(self, body: bytes, secret_header: str | None) -> int:
+        """The HTTP status for one webhook call; 200 only once the update is committed."""
+        if not self._secret_ok(secret_header):
+            log.warning("telegram_webhook_forbidden")
+            return 403
+        if self.me is None:
+            return 503  # not started yet: Telegram retries later
+        update = self._parse(body)
+        if update is None:
+            log.warning("telegram_webhook_malformed")
+            return 400
+        try:
+            await self._commit(update)
+        except Exception:
+            log.exception("telegram_commit_failed", update_id=update.update_id)
+            return 500
+        return 200
+
+    # -- intake -------------------------------------------------------------------------
+
+    async def _poll(self) -> None:
+        """getUpdates forever; the offset moves past a batch only once all of it is committed."""
+        bot = self.application.bot
+        offset: int | None = None
+        delay = self.retry_delay
+        while True:
+            try:
+                updates = await bot.get_updates(
+                    offset=offset, timeout=self.poll_timeout, allowed_updates=ALLOWED_UPDATES
+                )
+                for update in updates:
+                    await self._commit(update)
+            except InvalidToken:
+                log.error("telegram_token_revoked")  # nothing to retry: polling ends here
+                return
+            except Exception as exc:  # network, Bot API or database: retry the same batch
+                log.warning("telegram_poll_failed", error=self._redact(exc), retry_in=delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, MAX_BACKOFF_S)
+                continue
+            delay = self.retry_delay
+            if updates:
+                offset = updates[-1].update_id + 1
+
+    async def _commit(self, update: Update) -> None:
+        """Make `update` durable (or decide to ignore it); processing goes on in the background."""
+        assert self.me is not None
+        try:
+            inbound = to_inbound(update, self.me, self.app.settings.group_mode)
+        except Exception:  # a malformed update must not block the ones behind it
+            log.exception("telegram_update_unreadable", update_id=update.update_id)
+            return
+        if inbound is None:
+            log.debug("telegram_update_ignored", update_id=update.update_id)
+            return
+        future = await self.app.handler.submit(inbound)
+        if future is not None:
+            future.add_done_callback(_observe)
+
+    def _parse(self, body: bytes) -> Update | None:
+        try:
+            data: Any = json.loads(body)
+            if not isinstance(data, dict) or not isinstance(data.get("update_id"), int):
+                return None
+            return Update.de_json(data, self.application.bot)
+        except Exception:
+            return None
+
+    def _redact(self, exc: BaseException) -> str:
+        return repr(exc).replace(self.application.bot.token, "<token>")
+
+    def _secret_ok(self, header: str | None) -> bool:
+        expected = self.app.settings.telegram_webhook_secret
+        if expected is None or header is None:
+            return False
+        return hmac.compare_digest(header.encode(), expected.get_secret_value().encode())
+
+    # -- setup --------------------------------------------------------------------------
+
+    async def _set_commands(self) -> None:
+        """Everyone's command menu in the configured language; operators also see /debug."""
+        texts = COMMANDS.get(self.app.settings.language, COMMANDS["en"])
+        public = [BotCommand(name, text) for name, text in texts.items() if name != "debug"]
+        bot = self.application.bot
+        try:
+            await bot.set_my_commands(public)
+        except TelegramError as exc:
+            log.warning("telegram_set_commands_failed", error=str(exc))
+        for chat in _operator_chats(self.app.settings.operators):
+            try:  # fails until the operator has opened a chat with the bot; harmless
+                await bot.set_my_commands(
+                    [*public, BotCommand("debug", texts["debug"])], scope=BotCommandScopeChat(chat)
+                )
+            except TelegramError as exc:
+                log.info("telegram_operator_commands_skipped", error=str(exc))
+
+    async def _set_webhook(self) -> None:
+        settings = self.app.settings
+        assert settings.telegram_webhook_url is not None
+        secret = settings.telegram_webhook_secret
+        try:
+            await self.application.bot.set_webhook(
+                settings.telegram_webhook_url,
+                allowed_updates=ALLOWED_UPDATES,
+                secret_token=secret.get_secret_value() if secret is not None else None,
+                drop_pending_updates=False,
+            )
+        except BadRequest as exc:  # e.g. not HTTPS, a port Telegram refuses, an unknown host
+            raise ValueError(f"Telegram refused TELEGRAM_WEBHOOK_URL: {exc.message}") from None
+
+
+def _operator_chats(operators: tuple[str, ...]) -> list[int]:
+    """Private chat ids of Telegram operators (a user's private chat id is their user id)."""
+    chats = []
+    for operator in operators:
+        channel, _, ident = operator.partition(":")
+        if channel == CHANNEL and ident.lstrip("-").isdigit():
+            chats.append(int(ident))
+    return chats
+
+
+def _observe(future: asyncio.Future[list[str]]) -> None:
+    """Consume the outcome of a background turn (the serial already logged a failure)."""
+    if not future.cancelled():
+        future.exception()

@@ -1,0 +1,100 @@
+"""Delivering replies to Telegram: split, plain text, flood control, blocked users, typing."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import warnings
+from collections.abc import AsyncIterator, Sequence
+from datetime import timedelta
+
+import structlog
+from telegram import Bot
+from telegram.constants import ChatAction
+from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
+from telegram.warnings import PTBDeprecationWarning
+
+from bot.channels.split import split_message
+from bot.channels.telegram.convert import chat_id
+
+log = structlog.get_logger(__name__)
+
+TYPING_EVERY_S = 4.0  # Telegram shows "typing…" for about five seconds per action
+MAX_RETRY_AFTER_S = 60.0
+MAX_FLOOD_RETRIES = 3
+
+
+class TelegramOutbox:
+    """The handler's `Outbox` for Telegram. Keeps no per-chat state."""
+
+    def __init__(
+        self,
+        bot: Bot,
+        *,
+        typing_every: float = TYPING_EVERY_S,
+        max_retry_after: float = MAX_RETRY_AFTER_S,
+    ) -> None:
+        self.bot = bot
+        self.typing_every = typing_every
+        self.max_retry_after = max_retry_after
+
+    async def send(self, key: str, texts: Sequence[str]) -> None:
+        """Send each text, split to Telegram's limit, as plain text (no parse mode).
+
+        A chat that blocked the bot or no longer exists is logged and dropped: retrying
+        could never succeed. Network failures propagate, so the inbox entry stays
+        unfinished and its stored replies are delivered again on the next start.
+        """
+        target = chat_id(key)
+        for text in texts:
+            for chunk in split_message(text):
+                try:
+                    await self._send_one(target, chunk)
+                except Forbidden:
+                    log.info("telegram_blocked", key=key)
+                    return
+                except BadRequest as exc:
+                    log.warning("telegram_send_rejected", key=key, error=exc.message)
+                    return
+
+    async def _send_one(self, target: int, chunk: str) -> None:
+        for attempt in range(MAX_FLOOD_RETRIES + 1):
+            try:
+                await self.bot.send_message(target, chunk)
+                return
+            except RetryAfter as exc:
+                if attempt == MAX_FLOOD_RETRIES:
+                    raise
+                delay = min(retry_after_seconds(exc), self.max_retry_after)
+                log.info("telegram_flood_wait", seconds=delay, attempt=attempt + 1)
+                await asyncio.sleep(delay)
+
+    @contextlib.asynccontextmanager
+    async def working(self, key: str) -> AsyncIterator[None]:
+        """Show "typing…" in the chat until the block exits."""
+        task = asyncio.create_task(self._typing(chat_id(key)), name=f"typing:{key}")
+        try:
+            yield
+        finally:
+            task.cancel()
+            await asyncio.wait({task})  # unlike awaiting it, keeps our own cancellation
+
+    async def _typing(self, target: int) -> None:
+        while True:
+            try:
+                await self.bot.send_chat_action(target, ChatAction.TYPING)
+            except (Forbidden, BadRequest):
+                return
+            except TelegramError as exc:  # cosmetic: never let it disturb the turn
+                log.debug("telegram_typing_failed", error=str(exc))
+            await asyncio.sleep(self.typing_every)
+
+
+def retry_after_seconds(exc: RetryAfter) -> float:
+    """`retry_after` as seconds, whichever type this PTB version returns."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PTBDeprecationWarning)
+        value = exc.retry_after
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    return float(value)

@@ -1,0 +1,157 @@
+"""The WhatsApp Cloud API channel: verified webhook intake and Graph API replies.
+
+A POST is acknowledged only after every message in it is durably in the inbox; the turns
+run afterwards in the handler's per-chat queues. Checks and parsing are pure functions in
+`whatsapp_webhook`; sending lives in `whatsapp_graph`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import structlog
+
+from bot.channels.whatsapp.graph import GraphSender, SendFailed, Sleep, split_text
+from bot.channels.whatsapp.webhook import (
+    parse_failures,
+    parse_payload,
+    sign,
+    verify_challenge,
+    verify_signature,
+)
+
+if TYPE_CHECKING:
+    from bot.app import App
+
+__all__ = [
+    "SendFailed",
+    "WhatsAppChannel",
+    "parse_payload",
+    "sign",
+    "split_text",
+    "verify_challenge",
+    "verify_signature",
+]
+
+log = structlog.get_logger(__name__)
+CHANNEL = "whatsapp"
+
+
+class WhatsAppChannel:
+    """Registers itself as the handler's `whatsapp` outbox when built."""
+
+    def __init__(
+        self,
+        app: App,
+        *,
+        http_client: httpx.AsyncClient | None = None,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        settings = app.settings
+        secret, token = settings.whatsapp_app_secret, settings.whatsapp_access_token
+        verify, phone = settings.whatsapp_verify_token, settings.whatsapp_phone_number_id
+        if secret is None or token is None or verify is None or not phone:
+            raise ValueError(
+                "WhatsApp needs WHATSAPP_ACCESS_TOKEN, WHATSAPP_PHONE_NUMBER_ID, "
+                "WHATSAPP_APP_SECRET and WHATSAPP_VERIFY_TOKEN"
+            )
+        self.app = app
+        self.phone_number_id = phone
+        self._app_secret = secret.get_secret_value().encode()
+        self._verify_token = verify.get_secret_value()
+        self._owns_client = http_client is None
+        self._client = http_client or httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=5.0))
+        self.graph = GraphSender(
+            self._client,
+            graph_url=settings.whatsapp_graph_url,
+            phone_number_id=phone,
+            token=token.get_secret_value(),
+            sleep=sleep,
+        )
+        app.handler.register(CHANNEL, self)
+
+    # -- webhook ------------------------------------------------------------------------
+
+    def handle_get(self, params: Mapping[str, str]) -> tuple[str, int]:
+        """The subscription handshake: `(hub.challenge, 200)` or `("", 403)`."""
+        body, status = verify_challenge(params, self._verify_token)
+        log.info("whatsapp_verification", status=status)
+        return body, status
+
+    async def handle_post(self, raw_body: bytes, signature_header: str | None) -> int:
+        """Check, parse and durably queue every message; the status code to answer with."""
+        if not signature_header:
+            log.warning("whatsapp_unsigned_post")
+            return 401
+        if not verify_signature(self._app_secret, raw_body, signature_header):
+            log.warning("whatsapp_bad_signature")
+            return 403
+        try:
+            data: Any = json.loads(raw_body)
+        except (ValueError, UnicodeDecodeError):
+            log.warning("whatsapp_malformed_json", size=len(raw_body))
+            return 400
+        if not isinstance(data, dict):
+            return 400
+        self._log_failures(data)
+        return await self._submit_all(data)
+
+    async def _submit_all(self, data: dict[str, Any]) -> int:
+        now = datetime.now(UTC)
+        messages = parse_payload(data, phone_number_id=self.phone_number_id, received_at=now)
+        try:
+            for inbound in messages:  # in payload order: per-chat order is arrival order
+                future = await self.app.handler.submit(inbound)
+                if future is not None:
+                    future.add_done_callback(_consume)
+        except Exception:
+            log.exception("whatsapp_intake_failed")
+            return 500  # Meta redelivers; what was stored is deduplicated then
+        if messages:
+            log.info("whatsapp_received", messages=len(messages))
+        return 200
+
+    def _log_failures(self, data: dict[str, Any]) -> None:
+        for failure in parse_failures(data, phone_number_id=self.phone_number_id):
+            log.warning(
+                "whatsapp_delivery_failed",
+                key=failure.key,
+                message_id=failure.message_id,
+                codes=list(failure.codes),
+            )
+
+    # -- outbox -------------------------------------------------------------------------
+
+    async def send(self, key: str, texts: Sequence[str]) -> None:
+        """Each text, split at 4096 characters; stops at the first permanent refusal."""
+        wa_id = key.split(":", 1)[1]
+        for text in texts:
+            if not await self.graph.send_text(wa_id, text):
+                return
+
+    @contextlib.asynccontextmanager
+    async def working(self, key: str) -> AsyncIterator[None]:
+        yield
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    async def start(self) -> int:
+        """Queue the WhatsApp inbox entries a previous run left unfinished (before intake)."""
+        return await self.app.handler.recover(CHANNEL)
+
+    async def stop(self) -> None:
+        """Close the Graph API client, if it is ours. Call once no turn can send any more."""
+        if self._owns_client:
+            await self._client.aclose()
+
+
+def _consume(future: asyncio.Future[list[str]]) -> None:
+    """The queue already logged a failed turn; retrieving it silences asyncio's warning."""
+    if not future.cancelled():
+        future.exception()

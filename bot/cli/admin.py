@@ -1,0 +1,96 @@
+"""`ventana doctor`, `ventana forget KEY`, `ventana resummarize KEY`."""
+
+from __future__ import annotations
+
+import argparse
+
+from bot.app import App, build_models
+from config.settings import Settings
+from memory.store.sqlite.store import SQLiteStore
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    doctor = sub.add_parser("doctor", help="check settings, database and model specs")
+    doctor.add_argument("--live", action="store_true", help="send one tiny request per model")
+    doctor.set_defaults(runner=cmd_doctor)
+    forget = sub.add_parser("forget", help="erase every row of a session key for real")
+    forget.add_argument("key", help="e.g. telegram:12345 or whatsapp:34600111222")
+    forget.set_defaults(runner=cmd_forget)
+    resum = sub.add_parser("resummarize", help="rebuild a key's summary from raw exchanges")
+    resum.add_argument("key")
+    resum.set_defaults(runner=cmd_resummarize)
+
+
+def _line(ok: bool, what: str, detail: str) -> bool:
+    print(f"{'ok ' if ok else 'FAIL'}  {what:<14} {detail}")
+    return ok
+
+
+async def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
+    from providers.probe import probe
+
+    good = _line(
+        True,
+        "settings",
+        f"language={settings.language} window="
+        f"{settings.window_exchanges} fold_batch={settings.fold_batch}"
+        f" budget={settings.context_tokens}",
+    )
+    try:
+        store = await SQLiteStore.open(settings.db, sync=settings.db_sync)
+        migrations = await store.applied_migrations()
+        sync = await store.synchronous()
+        good &= _line(
+            await store.ping(),
+            "database",
+            f"{settings.db} ({len(migrations)} migrations, WAL, synchronous={sync})",
+        )
+        await store.close()
+    except Exception as exc:
+        good = _line(False, "database", f"{settings.db}: {exc}")
+    try:
+        chat, summary = build_models(settings)
+    except ValueError as exc:
+        return 1 if not _line(False, "models", str(exc)) else 0
+    _line(True, "chat model", settings.chat_model)
+    _line(True, "summary model", settings.summary_model)
+    channels = [
+        name
+        for name, on in (
+            ("telegram", settings.telegram_enabled),
+            ("whatsapp", settings.whatsapp_enabled),
+        )
+        if on
+    ]
+    _line(True, "channels", ", ".join(channels) or "console only")
+    if args.live:
+        for label, model in (("chat live", chat), ("summary live", summary)):
+            result = await probe(model)
+            good &= _line(result.ok, label, f"{result.latency_s * 1000:.0f} ms {result.detail}")
+    return 0 if good else 1
+
+
+async def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
+    store = await SQLiteStore.open(settings.db, sync=settings.db_sync)
+    try:
+        removed = await store.forget(args.key)
+    finally:
+        await store.close()
+    print(f"forgot {args.key}: {removed} session/inbox rows and everything under them")
+    return 0
+
+
+async def cmd_resummarize(args: argparse.Namespace, settings: Settings) -> int:
+    app = await App.build(settings)
+    try:
+        version = await app.folds.rebuild(args.key)
+    finally:
+        await app.aclose()
+    if version is None:
+        print(f"{args.key}: nothing to summarize (or the summary model failed; see the log)")
+        return 1
+    print(
+        f"{args.key}: summary v{version.version}, checkpoint #{version.checkpoint},"
+        f" prompt {version.prompt_version}, model {version.model}"
+    )
+    return 0

@@ -1,0 +1,66 @@
+"""`ventana` and `python -m bot`: one program, subcommands per DESIGN.md."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+
+from bot.cli import admin as cli_admin
+from bot.cli import run as cli_run
+from config.logging import configure_logging
+from config.settings import Settings, SettingsInvalid, load_settings
+
+Runner = Callable[[argparse.Namespace, Settings], Awaitable[int]]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ventana",
+        description="A Telegram and WhatsApp bot whose LLM remembers long conversations.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module in (cli_run, cli_admin):
+        module.register(sub)
+    try:  # operator tools live in their own module
+        from bot.cli import tools as cli_tools
+    except ImportError:  # pragma: no cover - only while the module is being written
+        pass
+    else:
+        cli_tools.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        settings = load_settings()
+    except SettingsInvalid as exc:
+        print(f"ventana: {exc}", file=sys.stderr)
+        return 2
+    configure_logging(settings.log_format, settings.log_level)
+    runner: Runner = args.runner
+    try:
+        return asyncio.run(_guarded(runner(args, settings)))
+    except KeyboardInterrupt:  # Ctrl-C before the loop could install its handler
+        return 130
+
+
+async def _guarded(work: Awaitable[int]) -> int:
+    """Run `work`, turning SIGTERM/SIGINT into a clean cancellation (no traceback)."""
+    task = asyncio.ensure_future(work)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, task.cancel)
+    try:
+        return await task
+    except asyncio.CancelledError:
+        return 0
+    except ValueError as exc:  # configuration problems found while building (missing keys)
+        print(f"ventana: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)

@@ -1,0 +1,211 @@
+"""Operator tools: `ventana replay`, `inspect`, `sessions`, `export`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from bot.ops import inspect_view
+from bot.ops.chart import ChartError, by_session, write_chart
+from bot.ops.replay import Report, TranscriptError, run_replay, write_outputs
+from config.logging import configure_logging
+from config.settings import Settings, SettingsInvalid, load_settings
+from memory.store.sqlite.store import SQLiteStore
+from memory.tokens import default_tokenizer
+
+# Flags of `replay` and the settings fields they override.
+OVERRIDES = {
+    "window": "window_exchanges",
+    "fold_batch": "fold_batch",
+    "chat_model": "chat_model",
+    "summary_model": "summary_model",
+    "topic": "topic_detection",
+}
+
+
+CHARTS = (".html", ".htm", ".svg", ".png")
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    replay = sub.add_parser("replay", help="run a transcript through the pipeline; report tokens")
+    replay.add_argument("transcript", type=Path, help="JSON Lines: role, content, ts?, session?")
+    replay.add_argument("--window", type=int, metavar="N", help="raw signal exchanges kept")
+    replay.add_argument("--fold-batch", type=int, metavar="K", help="fold when K are pending")
+    replay.add_argument("--chat-model", metavar="M", help="provider:model for unscripted turns")
+    replay.add_argument("--summary-model", metavar="M", help="provider:model for fold-in")
+    replay.add_argument("--topic", choices=("llm", "heuristic", "off"), help="topic detection")
+    replay.add_argument("--out", type=Path, metavar="REPORT.json", help="write the report")
+    replay.add_argument("--contexts", type=Path, metavar="CONTEXTS.jsonl",
+                        help="write every chat request, one line per turn")  # fmt: skip
+    replay.add_argument("--chart", type=Path, metavar="FILE", help=".html, .svg or .png chart")
+    replay.add_argument("--verbose", action="store_true", help="keep the per-turn log lines")
+    replay.set_defaults(runner=cmd_replay)
+    inspect = sub.add_parser("inspect", help="episodes, window, summaries, noise of a key")
+    inspect.add_argument("key")
+    inspect.add_argument("--json", action="store_true", help="stable JSON instead of tables")
+    inspect.set_defaults(runner=cmd_inspect)
+    sessions = sub.add_parser("sessions", help="every key with activity and counts")
+    sessions.add_argument("--json", action="store_true")
+    sessions.set_defaults(runner=cmd_sessions)
+    export = sub.add_parser("export", help="everything stored for a key, as JSON")
+    export.add_argument("key")
+    export.set_defaults(runner=cmd_export)
+
+
+def _err(message: str) -> int:
+    print(f"ventana: {message}", file=sys.stderr)
+    return 1
+
+
+# -- replay ---------------------------------------------------------------------------------
+
+
+async def cmd_replay(args: argparse.Namespace, settings: Settings) -> int:
+    if not args.transcript.is_file():
+        return _err(f"no transcript at {args.transcript}")
+    if args.chart is not None and args.chart.suffix.lower() not in CHARTS:
+        return _err(f"--chart {args.chart}: use a .html, .svg or .png file name")
+    overrides = {f: getattr(args, a) for a, f in OVERRIDES.items() if getattr(args, a) is not None}
+    try:
+        settings = load_settings(**overrides) if overrides else settings
+    except SettingsInvalid as exc:
+        print(f"ventana: {exc}", file=sys.stderr)
+        return 2
+    if settings.log_level == "info" and not args.verbose:  # per-turn lines would bury it
+        configure_logging(settings.log_format, "warning")
+    try:
+        report = await _replay_with_progress(args.transcript, settings)
+    except TranscriptError as exc:
+        return _err(f"{args.transcript}: {exc}")
+    write_outputs(report, args.out, args.contexts)
+    if args.chart is not None:
+        try:
+            write_chart(report.as_json(), args.chart)
+        except ChartError as exc:
+            return _err(str(exc))
+    _print_summary(report, args)
+    return 0
+
+
+async def _replay_with_progress(path: Path, settings: Settings) -> Report:
+    err = Console(stderr=True)
+    columns = (TextColumn("replay"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as bar:
+        task = bar.add_task("turns", total=None)
+
+        def advance(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        return await run_replay(path, settings, progress=advance)
+
+
+def _print_summary(report: Report, args: argparse.Namespace) -> None:
+    console = Console()
+    table = Table(title=f"replay of {args.transcript.name} ({report.tokenizer})")
+    for col in ("session", "turns", "prompt tokens", "full history", "ratio", "folds",
+                "resets"):  # fmt: skip
+        table.add_column(col, justify="left" if col == "session" else "right")
+    data = report.as_json()
+    totals = data["totals"]
+    for name, turns in by_session(data["turns"]).items():
+        prompt = sum(t["prompt_tokens"] for t in turns)
+        full = sum(t["full_history_tokens"] for t in turns)
+        table.add_row(name, str(len(turns)), f"{prompt:,}", f"{full:,}",
+                      f"{prompt / full:.3f}" if full else "-",
+                      str(sum(t["fold_calls"] for t in turns)),
+                      str(sum(1 for t in turns if t["reset"])))  # fmt: skip
+    table.add_row("[b]all[/b]", str(totals["turns"]), f"{totals['prompt_tokens']:,}",
+                  f"{totals['full_history_tokens']:,}", f"{totals['ratio']:.3f}",
+                  str(totals["fold_calls"]), str(totals["resets"]))  # fmt: skip
+    console.print(table)
+    console.print(
+        f"fold-in tokens: {totals['fold_input_tokens']:,} in / "
+        f"{totals['fold_output_tokens']:,} out"
+    )
+    for label, path in (("report", args.out), ("contexts", args.contexts), ("chart", args.chart)):
+        if path is not None:
+            console.print(f"{label}: {path}")
+
+
+# -- store views ----------------------------------------------------------------------------
+
+
+@asynccontextmanager
+async def _existing_store(settings: Settings) -> AsyncIterator[SQLiteStore | None]:
+    """The store, or None when the database file does not exist (never create one here)."""
+    exists = await asyncio.to_thread(Path(settings.db).is_file)
+    if str(settings.db) != ":memory:" and not exists:
+        yield None
+        return
+    store = await SQLiteStore.open(settings.db, sync=settings.db_sync)
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+async def cmd_inspect(args: argparse.Namespace, settings: Settings) -> int:
+    async with _existing_store(settings) as store:
+        data = None
+        if store is not None:
+            data = await inspect_view.collect(store, args.key, settings, default_tokenizer())
+    if data is None:
+        return _err(f"unknown session key {args.key!r} in {settings.db} (see `ventana sessions`)")
+    if args.json:
+        _dump(data)
+    else:
+        inspect_view.render(data, Console())
+    return 0
+
+
+async def cmd_sessions(args: argparse.Namespace, settings: Settings) -> int:
+    async with _existing_store(settings) as store:
+        infos = await store.sessions() if store is not None else []
+    rows: list[dict[str, Any]] = [
+        {
+            "key": i.key,
+            "created_at": i.created_at.isoformat(),
+            "last_activity": i.last_activity.isoformat() if i.last_activity else None,
+            "exchanges": i.exchanges,
+            "noise": i.noise,
+            "episodes": i.episodes,
+            "summary_versions": i.summary_versions,
+            "debug": i.debug,
+        }
+        for i in infos
+    ]
+    if args.json:
+        _dump({"format": inspect_view.FORMAT, "sessions": rows})
+        return 0
+    table = Table(title=f"sessions in {settings.db}")
+    for col in ("key", "last activity", "exchanges", "noise", "episodes", "summaries", "debug"):
+        table.add_column(col, justify="left" if col in ("key", "last activity") else "right")
+    for r in rows:
+        table.add_row(r["key"], (r["last_activity"] or "-")[:19], str(r["exchanges"]),
+                      str(r["noise"]), str(r["episodes"]), str(r["summary_versions"]),
+                      "on" if r["debug"] else "")  # fmt: skip
+    Console().print(table if rows else "no sessions yet")
+    return 0
+
+
+async def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
+    async with _existing_store(settings) as store:
+        data = await inspect_view.export_key(store, args.key) if store is not None else None
+    if data is None:
+        return _err(f"unknown session key {args.key!r} in {settings.db} (see `ventana sessions`)")
+    _dump(data)
+    return 0
+
+
+def _dump(data: object) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")

@@ -1,0 +1,277 @@
+"""The conversation handler: durable intake, per-chat order, commands, the turn, delivery.
+
+Channel adapters convert their updates to `Inbound` and register an `Outbox`. A message
+is written to the inbox (deduplicated by external id) before anything else; it is then
+processed in its chat's queue, its reply is recorded with the exchange, delivered, and
+only then marked done. `recover()` finishes whatever a crash interrupted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Protocol
+
+import structlog
+
+from bot.conversation import commands
+from bot.conversation.inbound import Inbound
+from bot.conversation.serial import KeyedSerial
+from bot.conversation.texts import error_text, t
+from bot.ops.debug_view import render_debug
+from config.settings import Settings
+from memory.engine import MemoryEngine, Outcome, Prepared
+from memory.policy import Assembly, TooLarge
+from memory.store.protocols import ConversationStore
+from memory.types import InboxEntry, TurnState
+from providers.base import valid_text
+
+log = structlog.get_logger(__name__)
+
+
+class Outbox(Protocol):
+    """Where replies for one channel go."""
+
+    async def send(self, key: str, texts: Sequence[str]) -> None: ...
+
+    def working(self, key: str) -> AbstractAsyncContextManager[None]: ...
+
+
+class ConversationHandler:
+    def __init__(self, settings: Settings, store: ConversationStore, engine: MemoryEngine) -> None:
+        self.settings = settings
+        self.store = store
+        self.engine = engine
+        self.language = settings.language
+        self.outboxes: dict[str, Outbox] = {}
+        self.serial = KeyedSerial()
+        self._queued: set[int] = set()  # inbox ids queued or running here (bounded by work)
+        self._marking: dict[int, asyncio.Future[None]] = {}  # delivered, mark uncommitted
+        self._states: dict[int, TurnState] = {}  # read at intake, for the entry's turn
+
+    def register(self, channel: str, outbox: Outbox) -> None:
+        self.outboxes[channel] = outbox
+
+    # -- intake -------------------------------------------------------------------------
+
+    async def submit(self, inbound: Inbound) -> asyncio.Future[list[str]] | None:
+        """Make the message durable, then queue it behind its chat's earlier messages.
+
+        Returns None for a redelivery (already in the inbox): it is not processed again.
+        """
+        text = valid_text(inbound.text)
+        if text != inbound.text:
+            inbound = replace(inbound, text=text)
+        if not self.settings.is_allowed(inbound.user):
+            log.info("user_not_allowed", key=inbound.key)
+            return self.serial.submit(inbound.key, lambda: self._refuse(inbound))
+        # A chat with nothing in flight here gets its turn state read with the intake, in
+        # the same round trip; it is used only if the chat is still idle once the intake
+        # returns (otherwise an earlier message's exchange could be missing from it).
+        command = commands.is_command(inbound.text)
+        idle = self.serial.idle(inbound.key) and not command
+        intake = await self.store.intake(
+            inbound.key,
+            inbound.external_id,
+            inbound.user,
+            inbound.kind,
+            inbound.text,
+            inbound.ts,
+            unless_debug=not command,
+            window=self.engine.config.window if idle else None,
+        )
+        if intake.debug:  # a dry run writes nothing, not even the inbox entry
+            entry = InboxEntry(
+                0,
+                inbound.key,
+                inbound.external_id,
+                inbound.user,
+                inbound.kind,
+                inbound.text,
+                inbound.ts,
+            )
+            return self.serial.submit(inbound.key, lambda: self._process(entry))
+        added = intake.entry
+        if added is None:
+            return await self._redelivered(inbound)
+        if intake.state is not None and self.serial.idle(inbound.key):
+            self._states[added.id] = intake.state
+        return self._queue(added)
+
+    async def _redelivered(self, inbound: Inbound) -> asyncio.Future[list[str]] | None:
+        """A redelivery is normally ignored. But if its entry is unfinished and nobody here
+        is working on it (the first delivery's intake was interrupted after the commit),
+        the redelivery is what gets it answered."""
+        entry = await self.store.inbox_get(inbound.key, inbound.external_id)
+        if entry is None or entry.status == "done" or entry.id in self._queued:
+            log.info("duplicate_ignored", key=inbound.key, external_id=inbound.external_id)
+            return None
+        log.info("duplicate_resumed", key=inbound.key, external_id=inbound.external_id)
+        return self._queue(entry)
+
+    def _queue(self, entry: InboxEntry) -> asyncio.Future[list[str]]:
+        self._queued.add(entry.id)
+        return self.serial.submit(entry.key, lambda: self._process(entry))
+
+    async def handle(self, inbound: Inbound) -> list[str]:
+        """Submit and wait for the replies (console, replay, tests)."""
+        future = await self.submit(inbound)
+        return await future if future is not None else []
+
+    async def recover(self, channel: str | None = None) -> int:
+        """Queue every inbox entry a previous run left unfinished; returns how many.
+
+        A channel passes its own name, so it never queues (and delivers nowhere) another
+        channel's entries before that channel has registered its outbox.
+        """
+        entries = [
+            entry
+            for entry in await self.store.inbox_unfinished()
+            if channel is None or entry.key.split(":", 1)[0] == channel
+        ]
+        for entry in entries:
+            if entry.id not in self._queued:
+                self._queue(entry)
+        if entries:
+            log.info("inbox_recovered", entries=len(entries))
+        return len(entries)
+
+    async def drain(self) -> None:
+        """Wait until everything queued here is answered, delivered and marked done."""
+        await self.serial.drain()
+        await asyncio.gather(*self._marking.values(), return_exceptions=True)
+
+    async def aclose(self) -> None:
+        await self.serial.aclose()
+
+    # -- processing ---------------------------------------------------------------------
+
+    async def _process(self, entry: InboxEntry) -> list[str]:
+        structlog.contextvars.bind_contextvars(key=entry.key)
+        try:
+            return await self._process_entry(entry)
+        finally:
+            self._states.pop(entry.id, None)
+            if entry.id not in self._marking:
+                self._queued.discard(entry.id)
+            structlog.contextvars.unbind_contextvars("key")
+
+    async def _process_entry(self, entry: InboxEntry) -> list[str]:
+        if entry.status == "answered":  # replied before a crash, delivery unconfirmed
+            texts = list(entry.replies)
+        else:
+            async with self._working(entry.key):
+                texts, recorded = await self._respond(entry)
+            if entry.id and not recorded:  # a turn marks it with its exchange
+                await self.store.inbox_mark(entry.id, "answered", texts, at=_now())
+        await self._deliver(entry.key, texts)
+        if entry.id:  # id 0: a debug message that never entered the inbox
+            # Not awaited: the mark joins the next batch of writes. Until it commits the
+            # entry still counts as ours, so a redelivery meanwhile is not sent again.
+            marked = self.store.inbox_done_soon(entry.id, at=_now())
+            self._marking[entry.id] = marked
+            marked.add_done_callback(functools.partial(self._marked, entry.id))
+        return texts
+
+    def _marked(self, entry_id: int, _done: asyncio.Future[None]) -> None:
+        self._marking.pop(entry_id, None)
+        self._queued.discard(entry_id)
+
+    async def _respond(self, entry: InboxEntry) -> tuple[list[str], bool]:
+        """The replies, and whether they were already recorded with an exchange."""
+        lang = self.language
+        text = entry.text.strip()
+        if entry.kind != "text":
+            return [t(lang, "only_text")], False
+        if not text:
+            return [t(lang, "empty")], False
+        if commands.is_command(text):
+            return await commands.run(self, entry, text), False
+        if len(text) > self.settings.max_message_chars:
+            limit = self.settings.max_message_chars
+            return [t(lang, "too_long", chars=len(text), limit=limit)], False
+        # Debug is decided now, not at intake: "/debug on" and the next message may arrive
+        # in one batch, and that message must already be a dry run.
+        prepared = await self.engine.prepare(
+            entry.key, text, state=self._states.pop(entry.id, None)
+        )
+        if prepared.dry_run:
+            return [render_debug(prepared, self.language)], False
+        if isinstance(prepared.plan, TooLarge):
+            log.info("message_too_large", tokens=prepared.plan.tokens, budget=prepared.plan.budget)
+            notice = [t(lang, "auto_reset")] if prepared.decision.reset else []
+            why = "too_large" if prepared.plan.reason == "message" else "memory_unavailable"
+            return [*notice, t(lang, why)], False
+        return await self._turn(entry, prepared), True
+
+    async def _turn(self, entry: InboxEntry, prepared: Prepared) -> list[str]:
+        notice = [t(self.language, "auto_reset")] if prepared.decision.reset else []
+        outcome = await self.engine.call(prepared)
+        shown = (*notice, self._shown(outcome))
+        await self.engine.record(
+            prepared,
+            outcome,
+            shown=shown,
+            inbox_id=entry.id or None,
+            external_id=entry.external_id,
+        )
+        self._log_turn(prepared, outcome)
+        return list(shown)
+
+    def _shown(self, outcome: Outcome) -> str:
+        """What the user sees: the reply, or a short localized apology for noise."""
+        if outcome.error is not None:
+            return error_text(self.language, outcome.error.kind)
+        reply = outcome.reply.text.strip() if outcome.reply else ""
+        if outcome.noise_reason == "truncated" and reply:
+            return reply + t(self.language, "truncated")
+        if outcome.noise_reason in ("empty", "repetition_loop") or not reply:
+            return t(self.language, "error_generic")
+        return reply
+
+    def _log_turn(self, prepared: Prepared, outcome: Outcome) -> None:
+        assembly: Assembly = outcome.assembly
+        log.info(
+            "turn",
+            tokens=assembly.tokens,
+            budget=assembly.budget,
+            window=len(assembly.window),
+            pending=len(assembly.pending),
+            summary_version=assembly.summary.version if assembly.summary else 0,
+            sync_folds=prepared.sync_folds,
+            latency_ms=round(outcome.latency_s * 1000),
+            topic=prepared.decision.action,
+            topic_reason=prepared.decision.reason,
+            noise=outcome.noise_reason,
+            retried=outcome.retried,
+        )
+
+    async def _refuse(self, inbound: Inbound) -> list[str]:
+        texts = [t(self.language, "not_allowed")]
+        await self._deliver(inbound.key, texts)
+        return texts
+
+    # -- delivery -----------------------------------------------------------------------
+
+    async def _deliver(self, key: str, texts: Sequence[str]) -> None:
+        outbox = self.outboxes.get(key.split(":", 1)[0])
+        if outbox is not None and texts:
+            await outbox.send(key, texts)
+
+    @contextlib.asynccontextmanager
+    async def _working(self, key: str) -> AsyncIterator[None]:
+        outbox = self.outboxes.get(key.split(":", 1)[0])
+        if outbox is None:
+            yield
+            return
+        async with outbox.working(key):
+            yield
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)

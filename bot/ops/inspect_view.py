@@ -1,0 +1,224 @@
+"""`ventana inspect KEY`: what is stored for a key and what the next request would carry.
+
+`collect` builds one JSON-able dict (the stable `--json` form) from the store's export and
+the current turn state; `render` draws the same data with rich for a terminal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import Any
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+
+from config.settings import Settings
+from memory.policy import assemble
+from memory.store.sqlite.store import SQLiteStore
+from memory.tokens import Tokenizer
+from memory.types import Exchange
+
+FORMAT = 1
+CLIP = 90
+JSON_COLUMNS = ("topic", "reset_signals", "replies", "dropped_facts")
+
+
+def decode_row(row: dict[str, Any]) -> dict[str, Any]:
+    """Columns that hold JSON text, decoded (the data is the same, easier to read)."""
+    out = dict(row)
+    for name in JSON_COLUMNS:
+        if isinstance(out.get(name), str):
+            with contextlib.suppress(json.JSONDecodeError):
+                out[name] = json.loads(out[name])
+    return out
+
+
+async def export_key(store: SQLiteStore, key: str) -> dict[str, Any] | None:
+    """Everything stored for `key` (decoded JSON columns), or None for an unknown key."""
+    raw = await store.export(key)
+    if not raw.get("session"):
+        return None
+    out: dict[str, Any] = {"format": FORMAT, "key": key}
+    for name, value in raw.items():
+        if isinstance(value, list):
+            out[name] = [decode_row(r) for r in value]
+        elif isinstance(value, dict):
+            out[name] = decode_row(value)
+    return out
+
+
+async def collect(
+    store: SQLiteStore, key: str, settings: Settings, tokenizer: Tokenizer
+) -> dict[str, Any] | None:
+    data = await export_key(store, key)
+    state = await store.peek_state(key, settings.window_exchanges)
+    if data is None or state is None:
+        return None
+    exchanges = data["exchanges"]
+    plan = assemble(
+        settings.resolved_system_prompt(), state.summary, state.pending, state.window, "",
+        count=tokenizer.count, budget=settings.context_tokens, language=settings.language,
+    )  # fmt: skip
+    tokens = dict(plan.tokens)
+    tokens.pop("message", None)
+    tokens["total"] = sum(tokens[k] for k in ("system", "summary", "pending", "window"))
+    sent = [int(x["prompt_tokens"]) for x in exchanges if x["prompt_tokens"]]
+    return {
+        "format": FORMAT,
+        "key": key,
+        "session": {
+            "created_at": data["session"]["created_at"],
+            "last_activity": data["session"]["last_activity_at"],
+            "debug": bool(data["session"]["debug"]),
+            "current_episode": state.episode.id,
+        },
+        "episodes": [_episode(e, exchanges, data["summaries"]) for e in data["episodes"]],
+        "current": {
+            "episode": state.episode.id,
+            "checkpoint": state.summary.checkpoint if state.summary else 0,
+            "summary_version": state.summary.version if state.summary else None,
+            "summary": state.summary.text if state.summary else None,
+            "pending": [_exchange(x) for x in state.pending],
+            "window": [_exchange(x) for x in state.window],
+        },
+        "noise": [_noise(x) for x in exchanges if not x["signal"]],
+        "tokens": {
+            "tokenizer": tokenizer.name,
+            "budget": settings.context_tokens,
+            "next_request_without_message": tokens,
+            "stored_prompt_tokens_total": sum(sent),
+            "last_prompt_tokens": sent[-1] if sent else 0,
+            "max_prompt_tokens": max(sent, default=0),
+            "reply_tokens_total": sum(int(x["reply_tokens"]) for x in exchanges),
+        },
+    }
+
+
+def _episode(
+    row: dict[str, Any], exchanges: list[dict[str, Any]], summaries: list[dict[str, Any]]
+) -> dict[str, Any]:
+    opened = row.get("opened_by")
+    began, _, reason = (opened or "first").partition(":")
+    own = [x for x in exchanges if x["episode_id"] == row["id"]]
+    return {
+        "id": row["id"],
+        "started_at": row["started_at"],
+        "closed_at": row["closed_at"],
+        "began": began,  # first | manual | auto
+        "reason": reason or None,
+        "signals": row.get("reset_signals"),
+        "exchanges": len(own),
+        "noise": sum(1 for x in own if not x["signal"]),
+        "summaries": [_summary(s) for s in summaries if s["episode_id"] == row["id"]],
+    }
+
+
+def _summary(row: dict[str, Any]) -> dict[str, Any]:
+    names = ("version", "checkpoint", "prompt_version", "model", "source_from", "source_to",
+             "input_tokens", "output_tokens", "round", "created_at", "dropped_facts")  # fmt: skip
+    return {name: row.get(name) for name in names} | {"chars": len(row["text"])}
+
+
+def _exchange(ex: Exchange) -> dict[str, Any]:
+    at = ex.created_at.isoformat() if ex.created_at else None
+    return {"id": ex.id, "user": ex.user_text, "assistant": ex.reply_text, "created_at": at}
+
+
+def _noise(row: dict[str, Any]) -> dict[str, Any]:
+    return {"id": row["id"], "episode": row["episode_id"], "reason": row["noise_reason"],
+            "created_at": row["created_at"], "user": row["user_text"],
+            "assistant": row["reply_text"]}  # fmt: skip
+
+
+# -- terminal view ----------------------------------------------------------------------------
+
+
+def clip(text: str | None, width: int = CLIP) -> str:
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def render(data: dict[str, Any], console: Console) -> None:
+    s = data["session"]
+    console.print(
+        Panel(
+            f"last activity {s['last_activity'] or '-'} · created {s['created_at']} · "
+            f"debug {'on' if s['debug'] else 'off'} · current episode {s['current_episode']}",
+            title=f"[b]{data['key']}[/b]",
+        )
+    )
+    console.print(_episodes_table(data["episodes"]))
+    console.print(_summaries_table(data["episodes"]))
+    cur = data["current"]
+    for name in ("pending", "window"):
+        console.print(_exchanges_table(f"{name} ({len(cur[name])})", cur[name]))
+    if cur["summary"]:
+        title = f"summary v{cur['summary_version']} · checkpoint #{cur['checkpoint']}"
+        console.print(Panel(cur["summary"], title=title))
+    if data["noise"]:
+        console.print(_noise_table(data["noise"]))
+    console.print(_tokens_table(data["tokens"]))
+
+
+def _episodes_table(episodes: list[dict[str, Any]]) -> Table:
+    table = Table(title="episodes", title_justify="left")
+    for col in ("id", "began", "reason", "started", "closed", "exchanges", "noise", "signals"):
+        table.add_column(col)
+    for e in episodes:
+        signals = json.dumps(e["signals"], ensure_ascii=False) if e["signals"] else ""
+        table.add_row(str(e["id"]), e["began"], e["reason"] or "", e["started_at"][:19],
+                      (e["closed_at"] or "open")[:19], str(e["exchanges"]), str(e["noise"]),
+                      clip(signals, 60))  # fmt: skip
+    return table
+
+
+def _summaries_table(episodes: list[dict[str, Any]]) -> Table:
+    table = Table(title="summary versions", title_justify="left")
+    for col in ("episode", "v", "checkpoint", "prompt", "model", "source", "in/out tok",
+                "round", "dropped"):  # fmt: skip
+        table.add_column(col)
+    for e in episodes:
+        for v in e["summaries"]:
+            table.add_row(str(e["id"]), str(v["version"]), f"#{v['checkpoint']}",
+                          v["prompt_version"], v["model"],
+                          f"#{v['source_from']}–#{v['source_to']}",
+                          f"{v['input_tokens']}/{v['output_tokens']}", str(v["round"]),
+                          str(len(v["dropped_facts"] or [])))  # fmt: skip
+    return table
+
+
+def _exchanges_table(title: str, rows: list[dict[str, Any]]) -> Table:
+    table = Table(title=title, title_justify="left")
+    for col in ("id", "user", "assistant"):
+        table.add_column(col)
+    for x in rows:
+        table.add_row(f"#{x['id']}", clip(x["user"]), clip(x["assistant"]))
+    return table
+
+
+def _noise_table(rows: list[dict[str, Any]]) -> Table:
+    table = Table(title=f"noise ({len(rows)}), stored but never sent", title_justify="left")
+    for col in ("id", "episode", "reason", "user", "reply"):
+        table.add_column(col)
+    for x in rows:
+        table.add_row(f"#{x['id']}", str(x["episode"]), x["reason"] or "", clip(x["user"], 50),
+                      clip(x["assistant"], 50))  # fmt: skip
+    return table
+
+
+def _tokens_table(tokens: dict[str, Any]) -> Group:
+    nxt = tokens["next_request_without_message"]
+    table = Table(title=f"tokens ({tokens['tokenizer']})", title_justify="left")
+    table.add_column("part")
+    table.add_column("tokens", justify="right")
+    for part in ("system", "summary", "pending", "window", "total"):
+        table.add_row(part, f"{nxt[part]:,}")
+    table.add_row("budget", f"{tokens['budget']:,}")
+    note = (
+        f"stored requests: total {tokens['stored_prompt_tokens_total']:,}, last "
+        f"{tokens['last_prompt_tokens']:,}, max {tokens['max_prompt_tokens']:,}; replies "
+        f"{tokens['reply_tokens_total']:,}"
+    )
+    return Group(table, note)

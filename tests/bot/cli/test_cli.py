@@ -1,0 +1,129 @@
+"""The program as users run it: subprocesses of `python -m bot`."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("VENTANA_", "TELEGRAM_", "WHATSAPP_", "ANTHROPIC_", "OPENAI_"))
+    }
+    env.update({"VENTANA_DB": str(tmp_path / "cli.db"), "VENTANA_LANGUAGE": "en", **extra})
+    return env
+
+
+def _run(
+    args: list[str], tmp_path: Path, stdin: str = "", **extra: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bot", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=_env(tmp_path, **extra),
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_console_piped_input_then_end_of_input(tmp_path: Path) -> None:
+    """Piped lines are answered by the offline model; end of input exits 0, no traceback."""
+    done = _run(["console", "--session", "ana"], tmp_path, "hello there\nsecond line\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("bot> [offline mode]") == 2
+    assert "Traceback" not in done.stderr
+
+
+def test_conversation_persists_across_runs(tmp_path: Path) -> None:
+    """A second run of the same session sees the first run's exchanges."""
+    _run(["console", "--session", "ana"], tmp_path, "my order is #A-5521\n")
+    again = _run(["console", "--session", "ana"], tmp_path, "what was my order?\n")
+    assert "2 earlier messages" in again.stdout
+    sessions = _run(["sessions", "--json"], tmp_path)
+    assert "console:ana" in sessions.stdout
+
+
+def test_invalid_settings_named_together_exit_2(tmp_path: Path) -> None:
+    """Bad variables stop the program with status 2, each one named."""
+    done = _run(["console"], tmp_path, VENTANA_FOLD_BATCH="zero", VENTANA_LANGUAGE="fr")
+    assert done.returncode == 2
+    assert "VENTANA_FOLD_BATCH" in done.stderr
+    assert "VENTANA_LANGUAGE" in done.stderr
+
+
+def test_missing_provider_key_is_named(tmp_path: Path) -> None:
+    """A provider without its key is a clear error naming the variable."""
+    done = _run(["console"], tmp_path, VENTANA_CHAT_MODEL="anthropic:claude-sonnet-4-6")
+    assert done.returncode == 2
+    assert "ANTHROPIC_API_KEY" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_doctor_reports_database_and_models(tmp_path: Path) -> None:
+    """doctor checks settings, database and model specs; --live probes the offline models."""
+    done = _run(["doctor", "--live"], tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "database" in done.stdout
+    assert "synchronous=normal" in done.stdout
+    assert "chat live" in done.stdout
+
+
+def test_doctor_shows_the_durability_the_database_runs_with(tmp_path: Path) -> None:
+    """`VENTANA_DB_SYNC=full` reaches the connection: doctor reads it back from SQLite."""
+    done = _run(["doctor"], tmp_path, VENTANA_DB_SYNC="full")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "synchronous=full" in done.stdout
+    bad = _run(["doctor"], tmp_path, VENTANA_DB_SYNC="off")
+    assert bad.returncode == 2
+    assert "VENTANA_DB_SYNC" in bad.stdout + bad.stderr
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_signal_stops_cleanly(tmp_path: Path, sig: signal.Signals) -> None:
+    """SIGTERM or Ctrl-C while waiting for input: exit without a traceback, DB closed."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot", "console"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(tmp_path),
+        cwd=tmp_path,
+    )
+    try:
+        assert proc.stdin is not None
+        assert proc.stdout is not None
+        proc.stdin.write("hello\n")
+        proc.stdin.flush()
+        deadline = time.monotonic() + 30
+        while "bot>" not in proc.stdout.readline():
+            assert time.monotonic() < deadline
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode in (0, 130), err
+    assert "Traceback" not in err
+    assert not (tmp_path / "cli.db-wal").exists() or (tmp_path / "cli.db-wal").stat().st_size == 0
+
+
+def test_console_keeps_info_logs_out_of_the_chat(tmp_path: Path) -> None:
+    """In the console, per-turn info lines stay hidden unless VENTANA_LOG_LEVEL says so."""
+    quiet = _run(["console"], tmp_path, "hello\n")
+    assert '"turn"' not in quiet.stderr
+    assert " turn " not in quiet.stderr
+    loud = _run(["console"], tmp_path, "hello again\n", VENTANA_LOG_LEVEL="info")
+    assert "turn" in loud.stderr

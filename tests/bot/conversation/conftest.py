@@ -1,0 +1,44 @@
+"""An App on a temporary database with a scripted chat model and the offline summarizer."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime
+from itertools import count
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.app import App
+from bot.conversation.inbound import Inbound
+from config.settings import load_settings
+from providers.offline import OfflineChatModel
+from tests.support.fakes import ScriptedChatModel
+
+_ids = count(1)
+MakeApp = Callable[..., Awaitable[App]]
+
+
+def inbound(key: str, text: str, *, user: str | None = None, ext: str | None = None) -> Inbound:
+    return Inbound(key, text, ext or f"m{next(_ids)}", datetime.now(UTC), user or key)
+
+
+@pytest.fixture
+async def make_app(tmp_path: Path) -> AsyncIterator[MakeApp]:
+    apps: list[App] = []
+
+    async def build(model: Any = None, db: Path | None = None, **overrides: Any) -> App:
+        settings = load_settings(**{"language": "es", **overrides})
+        app = await App.build(
+            settings,
+            db=db or tmp_path / "bot.db",
+            chat_model=model or ScriptedChatModel(),
+            summary_model=OfflineChatModel(),
+        )
+        apps.append(app)
+        return app
+
+    yield build
+    for app in apps:
+        await app.aclose()

@@ -1,0 +1,336 @@
+"""The conversation store contract: every backend must pass this suite."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from memory.store.protocols import NewExchange, NewSummary
+from memory.store.sqlite.store import SQLiteStore
+from memory.types import TopicDecision
+
+T0 = datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def trips(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One entry per round trip to a connection's thread (`_on_thread`), from now on."""
+    import memory.store.sqlite.store
+
+    seen: list[int] = []
+    on_thread = memory.store.sqlite.store._on_thread
+
+    async def counting(db: object, fn: object) -> object:
+        seen.append(1)
+        return await on_thread(db, fn)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(memory.store.sqlite.store, "_on_thread", counting)
+    return seen
+
+
+async def add(store: SQLiteStore, key: str, n: int, *, noise_every: int = 0) -> list[int]:
+    state = await store.turn_state(key, 1, T0)
+    ids = []
+    for i in range(n):
+        is_noise = bool(noise_every) and i % noise_every == noise_every - 1
+        ex = await store.record_exchange(
+            NewExchange(
+                state.session_id,
+                state.episode.id,
+                f"{key} user {i}",
+                f"{key} reply {i}",
+                not is_noise,
+                "empty" if is_noise else None,
+                T0 + timedelta(minutes=i),
+            )
+        )
+        ids.append(ex.id)
+    return ids
+
+
+def summary(episode_id: int, base: int, checkpoint: int, text: str = "s") -> NewSummary:
+    return NewSummary(
+        episode_id, base, text, checkpoint, "fold-v1", "offline", 1, checkpoint, 10, 5, T0
+    )
+
+
+async def test_inbox_dedupes_by_external_id_per_key(store: SQLiteStore) -> None:
+    """The same external id is accepted once per key, and independently across keys."""
+    first = await store.inbox_add("telegram:1", "u-1", "telegram:9", "text", "hola", T0)
+    again = await store.inbox_add("telegram:1", "u-1", "telegram:9", "text", "hola", T0)
+    other = await store.inbox_add("whatsapp:1", "u-1", "whatsapp:1", "text", "hola", T0)
+    assert first is not None
+    assert other is not None
+    assert again is None
+
+
+async def test_inbox_unfinished_until_done(store: SQLiteStore) -> None:
+    """Pending and answered entries are unfinished; done ones are not; replies survive."""
+    a = await store.inbox_add("console:a", "1", "console:a", "text", "x", T0)
+    b = await store.inbox_add("console:a", "2", "console:a", "text", "y", T0)
+    assert a
+    assert b
+    await store.inbox_mark(a.id, "answered", ["reply a"], at=T0)
+    await store.inbox_mark(b.id, "done", at=T0)
+    unfinished = await store.inbox_unfinished()
+    assert [(e.id, e.status, e.replies) for e in unfinished] == [(a.id, "answered", ("reply a",))]
+
+
+async def test_inbox_prune_keeps_recent_done_entries(store: SQLiteStore) -> None:
+    """Only finished entries older than the cut-off are pruned."""
+    a = await store.inbox_add("console:a", "1", "console:a", "text", "x", T0)
+    assert a
+    await store.inbox_mark(a.id, "done", at=T0)
+    assert await store.inbox_prune(T0 - timedelta(days=1)) == 0
+    assert await store.inbox_prune(T0 + timedelta(days=8)) == 1
+
+
+async def test_window_is_last_n_signal_and_pending_after_checkpoint(store: SQLiteStore) -> None:
+    """Window: last N signal exchanges; pending: signal ones between checkpoint and window."""
+    ids = await add(store, "console:w", 10, noise_every=3)  # ids 3, 6, 9 (1-based) are noise
+    signal = [i for k, i in enumerate(ids) if k % 3 != 2]
+    state = await store.turn_state("console:w", 3, T0)
+    assert [e.id for e in state.window] == signal[-3:]
+    assert [e.id for e in state.pending] == signal[:-3]
+    written = await store.write_summary(summary(state.episode.id, 0, signal[1]))
+    assert written is not None
+    assert written.version == 1
+    state = await store.turn_state("console:w", 3, T0)
+    assert [e.id for e in state.pending] == signal[2:-3]
+    assert state.summary is not None
+    assert state.summary.checkpoint == signal[1]
+
+
+async def test_window_size_change_applies_at_once(store: SQLiteStore) -> None:
+    """A larger N shows more exchanges verbatim even when they are already folded."""
+    ids = await add(store, "console:n", 8)
+    state = await store.turn_state("console:n", 2, T0)
+    await store.write_summary(summary(state.episode.id, 0, ids[5]))
+    wide = await store.turn_state("console:n", 6, T0)
+    assert [e.id for e in wide.window] == ids[2:]
+    assert wide.pending == ()
+
+
+async def test_write_summary_is_atomic_and_idempotent(store: SQLiteStore) -> None:
+    """A stale base version, or a checkpoint moving back, writes nothing."""
+    ids = await add(store, "console:s", 6)
+    state = await store.turn_state("console:s", 2, T0)
+    ep = state.episode.id
+    assert await store.write_summary(summary(ep, 0, ids[1], "v1")) is not None
+    assert await store.write_summary(summary(ep, 0, ids[2], "dup")) is None
+    assert await store.write_summary(summary(ep, 1, ids[0], "back")) is None
+    v2 = await store.write_summary(summary(ep, 1, ids[3], "v2"))
+    assert v2 is not None
+    assert v2.version == 2
+    assert v2.round == 2
+    assert [s.text for s in await store.summaries(ep)] == ["v1", "v2"]
+
+
+async def test_failed_transaction_rolls_back(store: SQLiteStore) -> None:
+    """An exception inside a transaction leaves no partial write."""
+    await add(store, "console:r", 1)
+
+    async def failing_delete() -> None:
+        async with store.transaction() as db:
+            await db.execute("DELETE FROM exchanges")
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        await failing_delete()
+    assert len(await store.all_exchanges("console:r")) == 1
+
+
+async def test_cancelled_transaction_rolls_back(store: SQLiteStore) -> None:
+    """Cancellation inside a transaction rolls back and leaves the store usable."""
+    await add(store, "console:c", 2)
+    entered = asyncio.Event()
+
+    async def slow_delete() -> None:
+        async with store.transaction() as db:
+            await db.execute("DELETE FROM exchanges")
+            entered.set()
+            await asyncio.sleep(10)
+
+    task = asyncio.create_task(slow_delete())
+    await entered.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert len(await store.all_exchanges("console:c")) == 2
+    await add(store, "console:c", 1)
+    assert len(await store.all_exchanges("console:c")) == 3
+
+
+async def test_reset_hides_previous_episode(store: SQLiteStore) -> None:
+    """After start_episode the window and pending are empty; old rows stay stored."""
+    await add(store, "console:e", 4)
+    state = await store.turn_state("console:e", 3, T0)
+    await store.start_episode(state.session_id, "manual", None, T0)
+    fresh = await store.turn_state("console:e", 3, T0)
+    assert fresh.window == ()
+    assert fresh.pending == ()
+    assert fresh.summary is None
+    assert fresh.episode.id != state.episode.id
+    assert len(await store.all_exchanges("console:e")) == 4
+    episodes = await store.episodes("console:e")
+    assert episodes[0].closed_at is not None
+    assert episodes[1].opened_by == "manual"
+
+
+async def test_undo_restores_previous_episode(store: SQLiteStore) -> None:
+    """Undo reopens the previous episode and moves newer exchanges back into it."""
+    ids = await add(store, "console:u", 3)
+    state = await store.turn_state("console:u", 5, T0)
+    await store.start_episode(state.session_id, "auto:intent_changed", {"x": 1}, T0)
+    later = await add(store, "console:u", 1)
+    reopened = await store.undo_reset(state.session_id, T0, within_s=60)
+    assert reopened is not None
+    assert reopened.id == state.episode.id
+    back = await store.turn_state("console:u", 5, T0)
+    assert [e.id for e in back.window] == [*ids, *later]
+    assert await store.undo_reset(state.session_id, T0, within_s=60) is None
+
+
+async def test_summary_refused_for_closed_episode(store: SQLiteStore) -> None:
+    """A fold finishing after a reset cannot write into the closed episode."""
+    ids = await add(store, "console:z", 4)
+    state = await store.turn_state("console:z", 1, T0)
+    await store.start_episode(state.session_id, "manual", None, T0)
+    assert await store.write_summary(summary(state.episode.id, 0, ids[2])) is None
+
+
+async def test_forget_erases_every_row_and_blocks_late_folds(store: SQLiteStore) -> None:
+    """Forget deletes sessions, episodes, exchanges, summaries and inbox rows of one key."""
+    ids = await add(store, "telegram:7", 4)
+    await add(store, "whatsapp:7", 2)
+    await store.inbox_add("telegram:7", "x", "telegram:7", "text", "hola", T0)
+    state = await store.turn_state("telegram:7", 1, T0)
+    await store.write_summary(summary(state.episode.id, 0, ids[1]))
+    assert await store.forget("telegram:7") >= 2
+    assert await store.peek_state("telegram:7", 3) is None
+    assert await store.all_exchanges("telegram:7") == []
+    assert await store.write_summary(summary(state.episode.id, 1, ids[2])) is None
+    assert len(await store.all_exchanges("whatsapp:7")) == 2
+    assert (await store.export("telegram:7"))["inbox"] == []
+
+
+async def test_keys_never_mix(store: SQLiteStore) -> None:
+    """telegram:5 and whatsapp:5 are different conversations."""
+    await add(store, "telegram:5", 2)
+    await add(store, "whatsapp:5", 3)
+    tg = await store.turn_state("telegram:5", 10, T0)
+    wa = await store.turn_state("whatsapp:5", 10, T0)
+    assert all("telegram:5" in e.user_text for e in tg.window)
+    assert all("whatsapp:5" in e.user_text for e in wa.window)
+
+
+async def test_topic_decision_stored_with_the_turn(store: SQLiteStore) -> None:
+    """The topic decision and its signals are stored with the exchange."""
+    state = await store.turn_state("console:t", 1, T0)
+    await store.record_exchange(
+        NewExchange(
+            state.session_id,
+            state.episode.id,
+            "u",
+            "r",
+            True,
+            None,
+            T0,
+            topic=TopicDecision("continue", "same_case", {"overlap": 0.5}),
+        )
+    )
+    exported = await store.export("console:t")
+    rows = exported["exchanges"]
+    assert isinstance(rows, list)
+    assert '"overlap": 0.5' in rows[0]["topic"]
+
+
+async def test_sessions_listing_counts(store: SQLiteStore) -> None:
+    """Sessions report exchanges, noise, episodes and summary versions."""
+    await add(store, "console:l", 6, noise_every=3)
+    (info,) = await store.sessions()
+    assert (info.key, info.exchanges, info.noise, info.episodes) == ("console:l", 6, 2, 1)
+
+
+async def test_concurrent_writes_commit_together_and_fail_alone(
+    store: SQLiteStore, trips: list[int]
+) -> None:
+    """Group commit: writes issued at once share a few transactions (not one round trip
+    each), and one that fails — an exchange for an episode that does not exist — is
+    rolled back alone and raises to its own caller only."""
+    import sqlite3
+
+    state = await store.turn_state("console:g", 2, T0)
+    trips.clear()
+
+    def exchange(episode_id: int, i: int) -> NewExchange:
+        return NewExchange(state.session_id, episode_id, f"u{i}", f"r{i}", True, None, T0)
+
+    writes = [store.record_exchange(exchange(state.episode.id, i)) for i in range(20)]
+    writes.insert(10, store.record_exchange(exchange(999_999, 99)))
+    results = await asyncio.gather(*writes, return_exceptions=True)
+    assert isinstance(results[10], sqlite3.IntegrityError)
+    assert not [r for i, r in enumerate(results) if i != 10 and isinstance(r, BaseException)]
+    assert len(trips) <= 3, f"{len(trips)} round trips for 21 writes"
+    stored = await store.all_exchanges("console:g")
+    assert [e.user_text for e in stored] == [f"u{i}" for i in range(20)]
+
+
+async def test_intake_state_is_the_stored_state(store: SQLiteStore) -> None:
+    """The turn state `intake` returns (built without reading for a new chat, read for a
+    known one) is exactly what `peek_state` reads afterwards."""
+    first = await store.intake("telegram:41", "m1", "telegram:41", "text", "hola", T0, window=6)
+    assert first.entry is not None
+    assert first.state == await store.peek_state("telegram:41", 6)
+    await add(store, "telegram:41", 3)
+    later = await store.intake("telegram:41", "m2", "telegram:41", "text", "otra", T0, window=2)
+    assert later.state is not None
+    assert len(later.state.window) == 2
+    assert later.state == await store.peek_state("telegram:41", 2)
+    again = await store.intake("telegram:41", "m2", "telegram:41", "text", "otra", T0, window=2)
+    assert again.entry is None
+    assert again.state is None
+
+
+async def test_peek_for_fold_is_the_state_and_the_opening(store: SQLiteStore) -> None:
+    """What a fold reads in one round trip equals `peek_state` plus the episode's first
+    signal exchanges (noise skipped); an unknown key has nothing to fold."""
+    assert await store.peek_for_fold("telegram:43", 2, 3) is None
+    await add(store, "telegram:43", 7, noise_every=2)
+    peeked = await store.peek_for_fold("telegram:43", 2, 3)
+    assert peeked is not None
+    state, opening = peeked
+    assert state == await store.peek_state("telegram:43", 2)
+    assert [e.user_text for e in opening] == [f"telegram:43 user {i}" for i in (0, 2, 4)]
+    # 7 exchanges, every other one noise: 4 signal, 2 in the window, 2 pending.
+    assert len(state.pending) == 2
+    assert await store.peek_for_fold("telegram:43", 2, 3, due=2) == peeked
+    not_due = await store.peek_for_fold("telegram:43", 2, 3, due=3)
+    assert not_due == (state, [])  # nothing to fold yet: the opening is not read
+
+
+async def test_done_mark_rides_the_next_write_or_commits_alone(
+    store: SQLiteStore, trips: list[int]
+) -> None:
+    """A delivered entry's done mark starts no round trip of its own: the next write
+    carries it, and without one it is committed alone shortly after."""
+    import memory.store.sqlite.store
+
+    a = await store.inbox_add("telegram:44", "m1", "u", "text", "hola", T0)
+    b = await store.inbox_add("telegram:44", "m2", "u", "text", "otra", T0)
+    assert a is not None
+    assert b is not None
+    trips.clear()
+    marked = store.inbox_done_soon(a.id, at=T0)
+    await asyncio.sleep(0)
+    assert len(trips) == 0
+    assert not marked.done()
+    await store.inbox_add("telegram:44", "m3", "u", "text", "y otra", T0)
+    assert marked.done()
+    assert len(trips) == 1
+    alone = store.inbox_done_soon(b.id, at=T0)
+    await asyncio.wait_for(alone, timeout=memory.store.sqlite.store._MARK_DELAY_S + 2)
+    assert len(trips) == 2
+    assert [e.external_id for e in await store.inbox_unfinished()] == ["m3"]

@@ -1,0 +1,210 @@
+"""The real OpenAI and Anthropic adapters inside a real `App`, over `httpx2.MockTransport`.
+
+`FakeProvider` serves one provider's route: scripted steps first (error answers, broken
+bodies, hangs), then a normal reply naming the user's message. Any other request is
+recorded and fails the test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+from bot.app import App
+from bot.conversation.inbound import Inbound
+from config.settings import Settings, load_settings
+from providers.base import ChatModel
+from providers.factory import ProviderCredentials, build_chat_model
+from providers.offline import OfflineChatModel
+from providers.specs import parse_spec
+
+DEADLINE_S = 3.0
+# The deadline bounds the model; the handler's own reads and writes add milliseconds.
+HOUSEKEEPING_S = 0.25
+CREDS = ProviderCredentials(anthropic_api_key="sk-ant-test", openai_api_key="sk-test")
+Step = Callable[[httpx2.Request], Awaitable[httpx2.Response]]
+
+
+@dataclass(frozen=True)
+class Flavor:
+    name: str
+    spec: str
+    path: str
+
+    def reply(self, text: str) -> httpx2.Response:
+        if self.name == "anthropic":
+            return _json(
+                200,
+                {
+                    "id": "msg_1",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-test",
+                    "content": [{"type": "text", "text": text}],
+                    "stop_reason": "end_turn",
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": 10, "output_tokens": 5},
+                },
+            )
+        return _json(
+            200,
+            {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "gpt-test",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": text},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+            },
+        )
+
+    def error(self, status: int, kind: str, code: str | None = None) -> httpx2.Response:
+        if self.name == "anthropic":
+            body: Any = {"type": "error", "error": {"type": kind, "message": "fake " + kind}}
+        else:
+            body = {"error": {"message": "fake " + kind, "type": kind, "code": code}}
+        return httpx2.Response(status, json=body)
+
+
+def _json(status: int, body: Any) -> httpx2.Response:
+    """Escaped as a real server would (ensure_ascii), so even a lone surrogate serializes."""
+    return httpx2.Response(
+        status, content=json.dumps(body).encode(), headers={"content-type": "application/json"}
+    )
+
+
+ANTHROPIC = Flavor("anthropic", "anthropic:claude-test", "/v1/messages")
+OPENAI = Flavor("openai", "openai:gpt-test", "/v1/chat/completions")
+
+
+def answer(response: httpx2.Response, headers: dict[str, str] | None = None) -> Step:
+    async def step(_request: httpx2.Request) -> httpx2.Response:
+        if headers:
+            response.headers.update(headers)
+        return response
+
+    return step
+
+
+async def hang(_request: httpx2.Request) -> httpx2.Response:
+    """A server that accepted the request and never answers."""
+    await asyncio.Event().wait()
+    raise AssertionError("unreachable")
+
+
+async def read_timeout(request: httpx2.Request) -> httpx2.Response:
+    raise httpx2.ReadTimeout("timed out", request=request)
+
+
+@dataclass
+class FakeProvider:
+    flavor: Flavor
+    script: list[Step] = field(default_factory=list)
+    forever: Step | None = None  # answers every request once the script is used up
+    bodies: list[dict[str, Any]] = field(default_factory=list)
+    unexpected: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.client = httpx2.AsyncClient(transport=httpx2.MockTransport(self.handle))
+
+    async def handle(self, request: httpx2.Request) -> httpx2.Response:
+        if request.method != "POST" or request.url.path != self.flavor.path:
+            self.unexpected.append(f"{request.method} {request.url}")
+            return httpx2.Response(599, json={"error": "unexpected request in a test"})
+        body = json.loads(request.content)
+        self.bodies.append(body)
+        if self.script:
+            return await self.script.pop(0)(request)
+        if self.forever is not None:
+            return await self.forever(request)
+        last = body["messages"][-1]["content"]
+        text = last if isinstance(last, str) else " ".join(b["text"] for b in last)
+        return self.flavor.reply(f"Respuesta a «{text.strip()[:60]}»")
+
+    def texts_sent(self, index: int = -1) -> str:
+        """Everything one request carried (system and messages), as one string."""
+        body = self.bodies[index]
+        parts = [str(body.get("system", ""))]
+        for message in body["messages"]:
+            content = message["content"]
+            parts.append(content if isinstance(content, str) else json.dumps(content))
+        return "\n".join(parts)
+
+
+class FastSleep:
+    """Retry waits return at once (and are remembered); hard timeouts stay real."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.delays.append(seconds)
+        await asyncio.sleep(0)
+
+
+def settings_for(tmp: Path, chat: str, summary: str = "offline", **extra: Any) -> Settings:
+    values: dict[str, Any] = {
+        "db": tmp / "ventana.db",
+        "chat_model": chat,
+        "summary_model": summary,
+        "window_exchanges": 2,
+        "fold_batch": 2,
+        "topic_detection": "off",
+        "language": "es",
+        "reply_deadline_seconds": DEADLINE_S,
+    }
+    return load_settings(**(values | extra))
+
+
+def adapter(spec: str, fake: FakeProvider, sleep: FastSleep, deadline: float) -> ChatModel:
+    return build_chat_model(
+        parse_spec(spec), CREDS, http_client=fake.client, deadline=deadline, sleep=sleep
+    )
+
+
+@asynccontextmanager
+async def app_with(
+    settings: Settings, chat: ChatModel, summary: ChatModel | None = None
+) -> AsyncIterator[App]:
+    app = await App.build(settings, chat_model=chat, summary_model=summary or OfflineChatModel())
+    try:
+        yield app
+    finally:
+        await app.aclose()
+
+
+class Chat:
+    """Sends messages as one user and times every `handler.handle`."""
+
+    def __init__(self, app: App, key: str = "telegram:7") -> None:
+        self.app, self.key = app, key
+        self.sent = 0
+        self.durations: list[float] = []
+
+    async def say(self, text: str) -> list[str]:
+        self.sent += 1
+        user = "telegram:" + self.key.rsplit(":", 1)[-1]
+        inbound = Inbound(self.key, text, f"m{self.sent}", datetime.now(UTC), user)
+        started = time.monotonic()
+        replies = await asyncio.wait_for(self.app.handler.handle(inbound), DEADLINE_S * 4)
+        self.durations.append(time.monotonic() - started)
+        assert self.durations[-1] < DEADLINE_S + HOUSEKEEPING_S, self.durations
+        return replies
+
+    async def noise_reasons(self) -> list[str | None]:
+        return [x.noise_reason for x in await self.app.store.all_exchanges(self.key)]

@@ -1,0 +1,104 @@
+"""Fakes for provider tests: a scripted HTTP endpoint that fails on any other request."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from providers.anthropic import AnthropicChatModel
+from providers.base import ChatModel, ChatRequest, Message
+from providers.openai import OpenAIChatModel
+from providers.retry import Sleep
+
+DATA = Path(__file__).parents[1] / "data" / "providers"
+MakeAPI = Callable[..., "FakeAPI"]
+Step = httpx2.Response | Callable[[httpx2.Request], httpx2.Response]
+
+REQUEST = ChatRequest(
+    system="Eres un asistente amable.",
+    messages=(
+        Message("user", "Hola, ¿me ayudas con la masa madre?"),
+        Message("assistant", "¡Claro! ¿Qué necesitas?"),
+        Message("user", "¿Qué ingredientes?"),
+    ),
+    max_tokens=300,
+)
+
+
+def golden(name: str) -> Any:
+    return json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def answer(status: int, name: str, headers: dict[str, str] | None = None) -> httpx2.Response:
+    return httpx2.Response(status, json=golden(name), headers=headers)
+
+
+def read_timeout(request: httpx2.Request) -> httpx2.Response:
+    raise httpx2.ReadTimeout("timed out", request=request)
+
+
+def connect_error(request: httpx2.Request) -> httpx2.Response:
+    raise httpx2.ConnectError("connection refused", request=request)
+
+
+class FakeAPI:
+    """Serves one route from a script; any other request is recorded and fails the test."""
+
+    def __init__(self, method: str, path: str, script: Iterable[Step]) -> None:
+        self.route = (method, path)
+        self.script = list(script)
+        self.requests: list[httpx2.Request] = []
+        self.unexpected: list[str] = []
+        self.client = httpx2.AsyncClient(transport=httpx2.MockTransport(self))
+
+    def __call__(self, request: httpx2.Request) -> httpx2.Response:
+        if (request.method, request.url.path) != self.route or not self.script:
+            self.unexpected.append(f"{request.method} {request.url}")
+            return httpx2.Response(599, json={"error": "unexpected request in a test"})
+        self.requests.append(request)
+        step = self.script.pop(0)
+        return step if isinstance(step, httpx2.Response) else step(request)
+
+    def body(self, index: int = 0) -> Any:
+        return json.loads(self.requests[index].content)
+
+
+class RecordingSleep:
+    """Stands in for asyncio.sleep: returns at once and remembers each delay."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.delays.append(seconds)
+
+
+@dataclass(frozen=True)
+class Flavor:
+    """One provider as the shared tests see it: its route, golden reply and constructor."""
+
+    name: str
+    path: str
+    ok: str
+    build: Callable[[httpx2.AsyncClient, Sleep], ChatModel]
+
+
+def _anthropic(client: httpx2.AsyncClient, sleep: Sleep) -> ChatModel:
+    return AnthropicChatModel(
+        "claude-sonnet-4-6", api_key="sk-ant-test", http_client=client, sleep=sleep
+    )
+
+
+def _openai(client: httpx2.AsyncClient, sleep: Sleep) -> ChatModel:
+    return OpenAIChatModel("gpt-4.1-mini", api_key="sk-test", http_client=client, sleep=sleep)
+
+
+ANTHROPIC = Flavor("anthropic", "/v1/messages", "anthropic_message", _anthropic)
+OPENAI = Flavor("openai", "/v1/chat/completions", "openai_completion", _openai)
+FLAVORS = [pytest.param(ANTHROPIC, id="anthropic"), pytest.param(OPENAI, id="openai")]
