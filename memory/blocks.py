@@ -1,0 +1,118 @@
+"""Labelled blocks of a request, and user text made unable to open or close one.
+
+Every block the chat request is built from (the memory block, recall, the carry-over)
+is rendered by `render_block`, and every piece of conversation text placed inside one
+of our delimiters (a block, the fold input) goes through `neutralize` first. Whatever
+the path — said directly, folded into a summary, echoed by a summary model, recalled —
+a user's `</memory>` then reaches the model as `‹/memory>`: still readable, no longer a
+tag (invariant 11).
+
+What counts as a tag opener is broad on purpose: `<` or an HTML entity a model might
+decode (`&lt;`, `&#60;`, `&#x3c;`, double-encoded `&amp;lt;`), spaces around `/`, any
+letter case, invisible characters inside the name, and any character whose compatibility
+form (NFKC) spells one of these (fullwidth `＜ｍｅｍｏｒｙ`, mathematical letters,
+ligatures). Text that only mentions a tag name ("memory", "<3", "a < b", "<memoryless>")
+is left as it is.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping
+from functools import lru_cache
+
+# Blocks of the chat request. Other blocks use these names with `render_block`.
+MEMORY_TAG = "memory"  # the cumulative summary
+RECALL_TAG = "recall"  # older exchanges recalled verbatim
+CARRY_OVER_TAG = "about_user"  # identity facts carried over by an automatic reset
+# Delimiters of the fold input (`memory/fold/summarizer.py`).
+FOLD_TAGS = ("previous_summary", "transcript", "must_keep")
+REQUEST_TAGS = (MEMORY_TAG, RECALL_TAG, CARRY_OVER_TAG)
+# Every name neutralized in conversation text, whichever delimiter it sits in: a summary
+# model may echo a fold tag into the summary, and a summary ends up in the memory block.
+RESERVED_TAGS = frozenset((*REQUEST_TAGS, *FOLD_TAGS, "carry_over", "carry-over", "system"))
+
+# What a user's tag opener becomes: a visible lookalike, not a `<`.
+SAFE_OPEN = "‹"
+
+_AMP = r"&(?:amp;|#0*38;|#x0*26;)*"  # "&", possibly encoded again
+_LESS_THAN = rf"(?:<|{_AMP}(?:lt;?|#0*60;?|#x0*3c;?))"
+_SLASH = rf"(?:/|{_AMP}(?:sol;|#0*47;?|#x0*2f;?))"
+# Invisible characters a model reads through: zero-width spaces and joiners, soft hyphen.
+_INVISIBLE = r"[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]"
+_SPACE = rf"(?:\s|{_INVISIBLE})*"
+
+
+def _name_pattern(name: str) -> str:
+    """A tag name, with invisible characters allowed between its letters and `_`, `-`
+    (or nothing) between its words."""
+    letters = (r"[_\- ]?" if c in "_-" else re.escape(c) for c in name)
+    return f"{_INVISIBLE}*".join(letters)
+
+
+_NAMES = "|".join(_name_pattern(n) for n in sorted(RESERVED_TAGS, key=len, reverse=True))
+_OPENER = re.compile(
+    rf"(?P<open>{_LESS_THAN}){_SPACE}(?:{_SLASH}{_SPACE})?(?:{_NAMES})(?![\w\-])", re.IGNORECASE
+)
+_TAG_NAME = re.compile(r"[a-z][a-z_]*")
+_ATTR_NAME = re.compile(r"[a-z][a-z_-]*")
+_ATTR_UNSAFE = re.compile(r"[^\w .,:+/-]")
+
+
+def neutralize(text: str) -> str:
+    """`text` with the `<` (or its lookalike or entity) of every reserved tag replaced by
+    `SAFE_OPEN`; the rest is kept as written, so the text stays readable."""
+    if text.isascii():
+        shadow, origin = text, None
+    else:  # match on compatibility forms: fullwidth `＜ｍｅｍｏｒｙ`, math letters, ligatures
+        shadow, origin = _compatibility_shadow(text)
+    spans = [m.span("open") for m in _OPENER.finditer(shadow)]
+    if not spans:
+        return text
+    out, at = [], 0
+    for start, end in spans:
+        if origin is not None:
+            start, end = origin[start], origin[end - 1] + 1
+        out += [text[at:start], SAFE_OPEN]
+        at = end
+    out.append(text[at:])
+    return "".join(out)
+
+
+def _compatibility_shadow(text: str) -> tuple[str, list[int]]:
+    """Each character's NFKC form, and for each shadow character the index it came from."""
+    pieces: list[str] = []
+    origin: list[int] = []
+    for index, char in enumerate(text):
+        folded = _fold(char)
+        pieces.append(folded)
+        origin += [index] * len(folded)
+    return "".join(pieces), origin
+
+
+@lru_cache(maxsize=4096)
+def _fold(char: str) -> str:
+    return unicodedata.normalize("NFKC", char) or char
+
+
+def render_block(tag: str, attrs: Mapping[str, object], label: str, body: str) -> str:
+    """`<tag k="v">`, the label, a blank line, the neutralized body, `</tag>`.
+
+    `tag` must be one of `REQUEST_TAGS` (so user text can never forge it); attribute
+    values and the label are ours, and are cleaned or neutralized all the same."""
+    if tag not in REQUEST_TAGS or not _TAG_NAME.fullmatch(tag):
+        raise ValueError(f"unknown block tag: {tag!r} (add it to memory.blocks)")
+    head = tag + "".join(f' {_attr_name(k)}="{_attr_value(v)}"' for k, v in attrs.items())
+    return f"<{head}>\n{neutralize(label)}\n\n{neutralize(body)}\n</{tag}>"
+
+
+def _attr_name(name: str) -> str:
+    if not _ATTR_NAME.fullmatch(name):
+        raise ValueError(f"bad block attribute name: {name!r}")
+    return name
+
+
+def _attr_value(value: object) -> str:
+    """Ours (numbers, dates), yet kept to plain characters: no quote, `<` or entity."""
+    return _ATTR_UNSAFE.sub(" ", str(value))
