@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from memory.blocks import MEMORY_TAG, render_block
 from memory.types import Exchange, SummaryVersion
 from providers.base import Message
 
@@ -78,7 +79,8 @@ def memory_block(summary: SummaryVersion, language: str) -> str:
     label = _LABELS.get(language, _LABELS["en"]).format(
         version=summary.version, checkpoint=summary.checkpoint
     )
-    return f'<memory version="{summary.version}">\n{label}\n\n{summary.text}\n</memory>'
+    # The summary is user text at one remove: render_block neutralizes any tag in it.
+    return render_block(MEMORY_TAG, {"version": summary.version}, label, summary.text)
 
 
 def as_messages(exchanges: Sequence[Exchange]) -> list[Message]:

@@ -14,6 +14,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Protocol, runtime_checkable
 
+from memory.blocks import neutralize
 from memory.fold.facts import Fact, dedupe, extract_facts, missing_facts
 from memory.fold.guard import KEY_FACTS_HEADING, GuardResult, guard_summary
 from memory.tokens import Tokenizer
@@ -22,8 +23,6 @@ from providers.base import ChatModel, ChatRequest, Message, ProviderError
 
 _LANGUAGES = {"es": "Spanish (es)", "en": "English (en)"}
 _PROMPT_NAME = re.compile(r"[A-Za-z0-9][\w.-]*")
-# Our own delimiters, neutralized when they appear inside the conversation.
-_TAGS = re.compile(r"<(/?)(previous_summary|transcript|must_keep)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +121,9 @@ def render_fold_input(
 
 def _quote(text: str) -> str:
     """Conversation text made unable to close our blocks or fake a speaker line."""
-    safe = _TAGS.sub(lambda m: f"‹{m.group(1)}{m.group(2)}", text.strip())
+    # Every reserved tag, not only the fold input's: a model that copies its input must
+    # not carry a `</memory>` into the summary (invariant 11).
+    safe = neutralize(text.strip())
     return "\n  ".join(safe.splitlines())
 
 
