@@ -154,7 +154,8 @@ async def test_fold_text_appends_still_missing_facts_verbatim() -> None:
     assert len(model.requests) == 2
     text: str = outcome.text
     assert text.startswith(short)
-    assert "\n\nDatos clave:\n- #4821\n- INC-2231\n- 19 de julio" in text
+    # Each line says what the value is when the text did ("Abrí la incidencia INC-2231").
+    assert "\n\nDatos clave:\n- pedido: #4821\n- incidencia: INC-2231\n- 19 de julio" in text
     assert (
         missing_facts(
             extract_facts(" ".join(e.user_text + " " + e.reply_text for e in EXCHANGES)), text
@@ -175,7 +176,7 @@ async def test_previous_summary_facts_are_required_too() -> None:
         "<must_keep>\n- ana@example.com\n- CT-7781\n</must_keep>"
         in model.requests[1].messages[0].content
     )
-    assert text.endswith("Datos clave:\n- ana@example.com\n- CT-7781")
+    assert text.endswith("Datos clave:\n- Cliente: ana@example.com\n- contrato: CT-7781")
 
 
 @pytest.mark.parametrize(
