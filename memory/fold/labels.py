@@ -44,6 +44,7 @@ _TRAILING = _words(
     now ahora actual current nuevo nueva new numero número number no n nº n.º num
     """
 )
+_OF = frozenset({"de", "del", "of", "for", "para"})
 # Words that make a label worth printing: what a value is looked up by. Folded.
 _NOUNS = _words(
     """
@@ -81,15 +82,25 @@ def _tidy(words: str) -> str:
         parts.pop(0)
     while parts and (_fold(parts[-1]) in _TRAILING or not _fold(parts[-1])):
         parts.pop()
-    # From the first noun on: "abrí la incidencia" is an "incidencia".
-    while parts and _fold(parts[0]) not in _NOUNS:
-        parts.pop(0)
+    parts = parts[_head(parts) :] if parts else parts
     label = " ".join(parts)
     if not parts or len(parts) > MAX_WORDS or len(label) > MAX_CHARS:
         return ""
     if any(c.isdigit() for c in label):
         return ""
     return label
+
+
+def _head(parts: list[str]) -> int:
+    """Where the label starts: at the last noun, taken back over "X de Y" ("número de
+    cliente", "IP del servidor"); "para el abono usad el IBAN" is an "IBAN"."""
+    nouns = [i for i, p in enumerate(parts) if _fold(p) in _NOUNS]
+    if not nouns:
+        return len(parts)
+    start = nouns[-1]
+    while start >= 2 and _fold(parts[start - 1]) in _OF and _fold(parts[start - 2]) in _NOUNS:
+        start -= 2
+    return start
 
 
 def _meaningful(words: str) -> bool:
