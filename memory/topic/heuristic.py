@@ -139,7 +139,7 @@ def _read(ctx: TopicContext, tuning: Tuning) -> _Reading:
         new_request=tuple(new_request_hits(ctx.message, NEW_REQUEST)),
         continuation=tuple(phrase_hits(ctx.message, CONTINUATION)),
         back_references=tuple(sorted(BACK_REFERENCES.intersection(words(ctx.message)))),
-        closure_last=_closure(last),
+        closure_last=_closure(last, user_only=tuning.case_rules),
         closure_in_message=tuple(phrase_hits(ctx.message, CLOSURE)),
         message_family=message_family,
         episode_family=episode_family,
@@ -166,14 +166,17 @@ def _terms_of(exchange: Exchange) -> frozenset[str]:
     return term_set(exchange.user_text) | term_set(exchange.reply_text)
 
 
-def _closure(last: Exchange | None) -> tuple[str, ...]:
-    """Closing phrases of the last exchange, unless it also says 'but ...', or its user
+def _closure(last: Exchange | None, *, user_only: bool = False) -> tuple[str, ...]:
+    """Closing phrases of the last exchange (of its user text alone with `user_only`: an
+    agent's "we want it resolved" closes nothing), unless it also says 'but ...', or its user
     text closed a case and moved on to a new one ("ya está resuelto; otra consulta: …"):
     that closing phrase was about the case before."""
     if last is None or phrase_hits(last.user_text, CONTRAST):
         return ()
     if closes_then_moves_on(last.user_text):
         return ()
+    if user_only:  # support: the customer closes the case ("queremos dejarlo resuelto")
+        return tuple(phrase_hits(last.user_text, CLOSURE))
     return tuple(phrase_hits_in((last.user_text, last.reply_text), CLOSURE))
 
 

@@ -19,8 +19,8 @@ from typing import Literal
 
 from memory.fold.facts import extract_facts
 from memory.topic.context import TopicContext
-from memory.topic.cues import CLOSURE, CONTRAST
-from memory.topic.text import phrase_hits, sentences, term_set
+from memory.topic.cues import BACK_REFERENCES, CLOSURE, CONTRAST
+from memory.topic.text import phrase_hits, sentences, term_set, words
 
 # A gap this long before the message makes it a return (a new day), not the next line.
 RETURN_GAP = timedelta(hours=16)
@@ -108,6 +108,7 @@ class CaseReading:
     shared_facts: int
     shared_terms: int
     returned: bool
+    refers_back: bool
 
     def signals(self) -> dict[str, object]:
         return {
@@ -118,6 +119,7 @@ class CaseReading:
             "shared_facts": self.shared_facts,
             "shared_terms": self.shared_terms,
             "returned_after_gap": self.returned,
+            "refers_back": self.refers_back,
         }
 
 
@@ -132,6 +134,7 @@ def read_case(ctx: TopicContext) -> CaseReading:
         shared_facts=len(_fact_values(ctx.message) & _episode_values(episode)),
         shared_terms=len(term_set(ctx.message) & _episode_terms(episode)),
         returned=gap >= RETURN_GAP,
+        refers_back=bool(BACK_REFERENCES.intersection(words(ctx.message))),
     )
 
 
@@ -148,7 +151,9 @@ def case_rules(r: CaseReading, family_changed: bool) -> tuple[Action, str] | Non
     if r.side_question and not r.strong_change:
         return "continue", "side_question"
     if r.returned:
-        fresh = r.new_problem or family_changed or r.shared_terms == 0
+        # A return opens a new case only with a new problem ("ahora tengo una queja") or
+        # a message sharing no word with the case in another intent.
+        fresh = r.new_problem or (family_changed and r.shared_terms == 0 and not r.refers_back)
         if fresh and not tied:
             return "reset", "returned_new_subject"
         return "continue", "same_case"

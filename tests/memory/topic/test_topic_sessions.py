@@ -81,3 +81,28 @@ def test_an_explicit_change_that_names_the_cases_order_continues() -> None:
         ("Otro asunto sobre el pedido 77310: ¿puedo cambiar la dirección?", "Sí.", 0.1, ""),
     )
     assert predict(session, heuristic) == [False, False]
+
+
+def test_an_agent_promising_a_resolution_closes_nothing() -> None:
+    """'Queremos dejarlo resuelto' in a reply is no closure: the next message continues."""
+    session = _session(
+        ("La pantalla parpadea.", "Queremos dejarlo resuelto del todo, no con un apaño.", 0, ""),
+        ("Parpadea sobre todo con poco brillo, desde el primer día.", "Anotado.", 0.1, ""),
+    )
+    assert predict(session, heuristic) == [False, False]
+
+
+def test_the_long_support_case_never_resets() -> None:
+    """The 320-turn single case of bench.tokens (returns days later, follow-ups, new
+    words) stays one episode under the default detector."""
+    from bench.transcripts import long_support
+
+    for replies in ("llm", "terse"):
+        turns = long_support(replies=replies)
+        session = Session(
+            "long",
+            "es",
+            "dev",
+            tuple(Turn(t.user, t.reply, t.ts, "continue", "followup") for t in turns),
+        )
+        assert not any(predict(session, heuristic))
