@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 
 import pytest
+import structlog.testing
 
 from memory.engine import EngineConfig, MemoryEngine
 from memory.fold.extractive import ExtractiveSummarizer
@@ -162,3 +163,39 @@ async def test_every_planted_fact_reaches_the_request_at_turn_300(kind: str) -> 
     assert incidental == ["10:00"]
     missing = [value for value in PLANTED if value not in text]
     assert missing == []
+
+
+async def test_dropped_facts_are_logged_by_kind_values_only_at_debug() -> None:
+    """When the key-facts cap sheds facts, the info event names their kinds and count;
+    their values (user data) appear only in a debug event."""
+    store = await SQLiteStore.open(":memory:")
+    tokenizer = default_tokenizer()
+    folds = FoldService(
+        store,
+        ModelSummarizer(VagueModel()),
+        tokenizer,
+        window=2,
+        fold_batch=2,
+        summary_tokens=60,
+        language="es",
+    )
+    chat = ScriptedChatModel()
+    engine = MemoryEngine(store, chat, folds, tokenizer, EngineConfig("S", window=2, fold_batch=2))
+    try:
+        with structlog.testing.capture_logs() as logs:
+            for i in range(8):
+                user = f"Pedido #PED-{i}01 y ticket INC-{i}02, factura FAC-{i}03, ref ZX-{i}04."
+                chat.script.append(f"Anotado el caso {i}.")  # distinct: a repeat is noise
+                prepared = await engine.prepare(KEY, user)
+                await engine.record(prepared, await engine.call(prepared), shown=("x",))
+                await folds.drain()
+        info = [e for e in logs if e["event"] == "fold_dropped_facts"]
+        assert info
+        assert all(e["log_level"] == "info" and e["kinds"] == ["id"] for e in info)
+        assert not [e for e in info if "PED-" in str(e)]
+        debug = [e for e in logs if e["event"] == "fold_dropped_values"]
+        assert debug
+        assert all(e["log_level"] == "debug" for e in debug)
+    finally:
+        await folds.aclose()
+        await store.close()
