@@ -13,7 +13,7 @@ import gc
 import time
 from collections.abc import Callable, Sequence
 
-from bench import concurrency, growth, overhead, tokens, topic_tiage
+from bench import concurrency, growth, overhead, tokens, topic_tiage, topics
 from bench.common import Target
 
 
@@ -36,6 +36,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         ("growth", growth.main),
         ("concurrency", concurrency.main),
         ("topic", _tiage),
+        ("topics", topics.main),
     ]
     targets: list[Target] = []
     for name, run in benches:

@@ -21,15 +21,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memory.fold.facts import (
-    IDENTITY_KINDS,
-    Fact,
-    cap_key_facts,
-    extract_facts,
-    missing_facts,
-    render_fact,
-)
+from memory.fold.facts import IDENTITY_KINDS, Fact, extract_facts, missing_facts
 from memory.fold.guard import KEY_FACTS_HEADING, line_value, split_sentences, trim_lines
+from memory.fold.keyfacts import cap_key_facts, render_fact
 from memory.fold.summarizer import SummaryDraft, required_facts, split_key_facts
 from memory.tokens import Tokenizer, default_tokenizer
 from memory.types import Exchange

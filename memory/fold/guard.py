@@ -11,14 +11,8 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memory.fold.facts import (
-    Fact,
-    cap_key_facts,
-    dedupe,
-    extract_facts,
-    missing_facts,
-    render_fact,
-)
+from memory.fold.facts import Fact, dedupe, extract_facts, missing_facts
+from memory.fold.keyfacts import cap_key_facts, render_fact
 from memory.noise import text_noise
 
 CountTokens = Callable[[str], int]
@@ -31,6 +25,9 @@ MIN_TOKENS = 24
 MIN_SHARE_OF_SOURCE = 0.1
 # The key-facts section may take at most this share of the cap when the body is too long.
 KEY_FACTS_RESERVE = 0.25
+# The key-facts section's own cap: however short the body, it never takes more than this
+# share of the summary cap; past it the least valuable facts go (incidental first).
+KEY_FACTS_SHARE = 0.5
 SECTION_SLACK = 4  # tokens: a joined text may count a little more than its parts
 TRIM_ROUNDS = 4
 
@@ -167,8 +164,13 @@ def _append_key_facts(
     if not missing:
         return body, []
     prefix = body if _ends_with_section(body, heading) else f"{body}\n\n{heading}".lstrip()
-    budget = cap - count_tokens(prefix) - len(missing)  # a newline per appended line
-    kept, dropped = cap_key_facts(missing, budget, count_tokens, pinned)
+    room = cap - count_tokens(prefix)
+    own_cap = int(cap * KEY_FACTS_SHARE) - count_tokens(heading)
+
+    def line_cost(line: str) -> int:
+        return count_tokens(line) + 1  # its newline
+
+    kept, dropped = cap_key_facts(missing, min(room, own_cap), line_cost, pinned)
     while kept:
         text = "\n".join([prefix, *(render_fact(f) for f in kept)])
         if count_tokens(text) <= cap:

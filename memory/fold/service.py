@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 
 import structlog
 
-from memory.fold.facts import Fact, extract_facts
+from memory.fold.facts import IDENTITY_KINDS, Fact, extract_facts
 from memory.fold.summarizer import Summarizer, fold_text
 from memory.store.protocols import ConversationStore, NewSummary
 from memory.tokens import Tokenizer
@@ -29,6 +29,7 @@ log = structlog.get_logger(__name__)
 REBUILD_BATCH = 24  # exchanges per summarizer call when rebuilding from raw
 FAILURE_COOLDOWN_S = 30.0  # after a summary-model error, background folds pause this long
 PIN_EXCHANGES = 10  # the opening exchanges whose facts are pinned in the summary
+PINNED_KINDS = IDENTITY_KINDS | {"amount", "date"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +201,10 @@ class FoldService:
             log.warning("fold_rejected", key=key, reason=outcome.rejected, exchanges=len(batch))
             return None
         if outcome.dropped:
-            log.info("fold_dropped_facts", key=key, dropped=len(outcome.dropped))
+            # Kinds at info, values (user data) only at debug.
+            kinds = sorted({f.kind for f in outcome.dropped})
+            log.info("fold_dropped_facts", key=key, dropped=len(outcome.dropped), kinds=kinds)
+            log.debug("fold_dropped_values", key=key, values=[f.value for f in outcome.dropped])
         dropped = tuple(str(getattr(f, "value", f)) for f in outcome.dropped)
         return _Draft(outcome.text, outcome.input_tokens, outcome.output_tokens, dropped)
 
@@ -274,10 +278,12 @@ class _KeyLock:
 
 def _pinned(opening: Sequence[Exchange]) -> frozenset[Fact]:
     """Facts from the opening of the episode (its first `PIN_EXCHANGES` signal
-    exchanges): where a customer gives the order number, the contact details and the
-    amounts the whole case hangs on."""
+    exchanges): where a customer says who they are and gives the order number, the
+    contact details and the amounts the whole case hangs on. Incidental values (a time,
+    a percentage) are not pinned."""
     return frozenset(
         fact
         for ex in opening
         for fact in extract_facts(ex.user_text) + extract_facts(ex.reply_text)
+        if fact.kind in PINNED_KINDS
     )

@@ -17,6 +17,7 @@ from typing import Protocol, runtime_checkable
 from memory.blocks import neutralize
 from memory.fold.facts import Fact, dedupe, extract_facts, missing_facts
 from memory.fold.guard import KEY_FACTS_HEADING, GuardResult, guard_summary
+from memory.fold.keyfacts import salient_facts
 from memory.tokens import Tokenizer
 from memory.types import Exchange
 from providers.base import ChatModel, ChatRequest, Message, ProviderError
@@ -162,9 +163,11 @@ def _required_facts(previous: str, texts: tuple[str, ...]) -> tuple[Fact, ...]:
     body, carried = split_key_facts(previous)
     # Whole texts, not line by line: a model may wrap a line inside a date ("15 de\n
     # julio"), and a fact missed here would not be guarded in the next fold.
-    found = extract_facts(carried) + extract_facts(body)
+    # Routine times and percentages ("lo probé a las 14:30") are not required; one the
+    # text ties to a commitment is. Those already under key facts stay required.
+    found = extract_facts(carried) + salient_facts(body)
     for text in texts:
-        found += extract_facts(text)
+        found += salient_facts(text)
     return tuple(dedupe(found))
 
 

@@ -20,9 +20,9 @@ from memory.topic.cues import (
     INTENT_FAMILIES,
     NEW_REQUEST,
 )
+from memory.topic.families import family_hits, family_hits_in
+from memory.topic.support import case_rules, closes_then_moves_on, read_case
 from memory.topic.text import (
-    family_hits,
-    family_hits_in,
     new_request_hits,
     phrase_hits,
     phrase_hits_in,
@@ -57,10 +57,15 @@ class Tuning:
     # new-request cue ("otra cosa", "by the way"). Support follow-ups ("will I need to
     # return it?") are full of new words yet the same case; chit-chat is not.
     lexical_needs_cue: bool = False
+    # The support case rules (`memory.topic.support`): side questions continue, a reset
+    # needs a closed case, or nothing tying the message to the case after a change.
+    case_rules: bool = False
 
 
 DEFAULT_TUNING = Tuning()  # the "chat" profile, tuned on TIAGE (casual dialogue)
-SUPPORT_TUNING = Tuning(lexical_needs_cue=True)  # the product default: precision first
+SUPPORT_TUNING = Tuning(
+    lexical_needs_cue=True, case_rules=True
+)  # the product default: precision first
 PROFILES = {"support": SUPPORT_TUNING, "chat": DEFAULT_TUNING}
 
 
@@ -105,6 +110,13 @@ def detect_heuristic(ctx: TopicContext, tuning: Tuning = DEFAULT_TUNING) -> Topi
     )
     if reading.closure_last and _new_subject_begins(reading, tuning):
         return TopicDecision("reset", "case_closed", signals)
+    if tuning.case_rules:
+        case = read_case(ctx)
+        signals |= case.signals()
+        other_intent = reading.message_family not in (None, reading.episode_family)
+        decided = case_rules(case, reading.family_shift or other_intent)
+        if decided is not None:
+            return TopicDecision(decided[0], decided[1], signals)
     if reading.family_shift:
         return TopicDecision("reset", "intent_changed", signals)
     cue_ok = bool(reading.new_request) or not tuning.lexical_needs_cue
@@ -127,7 +139,7 @@ def _read(ctx: TopicContext, tuning: Tuning) -> _Reading:
         new_request=tuple(new_request_hits(ctx.message, NEW_REQUEST)),
         continuation=tuple(phrase_hits(ctx.message, CONTINUATION)),
         back_references=tuple(sorted(BACK_REFERENCES.intersection(words(ctx.message)))),
-        closure_last=_closure(last),
+        closure_last=_closure(last, user_only=tuning.case_rules),
         closure_in_message=tuple(phrase_hits(ctx.message, CLOSURE)),
         message_family=message_family,
         episode_family=episode_family,
@@ -154,10 +166,17 @@ def _terms_of(exchange: Exchange) -> frozenset[str]:
     return term_set(exchange.user_text) | term_set(exchange.reply_text)
 
 
-def _closure(last: Exchange | None) -> tuple[str, ...]:
-    """Closing phrases of the last exchange, unless it also says 'but ...'."""
+def _closure(last: Exchange | None, *, user_only: bool = False) -> tuple[str, ...]:
+    """Closing phrases of the last exchange (of its user text alone with `user_only`: an
+    agent's "we want it resolved" closes nothing), unless it also says 'but ...', or its user
+    text closed a case and moved on to a new one ("ya está resuelto; otra consulta: …"):
+    that closing phrase was about the case before."""
     if last is None or phrase_hits(last.user_text, CONTRAST):
         return ()
+    if closes_then_moves_on(last.user_text):
+        return ()
+    if user_only:  # support: the customer closes the case ("queremos dejarlo resuelto")
+        return tuple(phrase_hits(last.user_text, CLOSURE))
     return tuple(phrase_hits_in((last.user_text, last.reply_text), CLOSURE))
 
 

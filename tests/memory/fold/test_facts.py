@@ -6,14 +6,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from memory.fold.facts import (
-    PRIORITY,
-    Fact,
-    cap_key_facts,
-    extract_facts,
-    missing_facts,
-    render_fact,
-)
+from memory.fold.facts import PRIORITY, Fact, extract_facts, missing_facts
+from memory.fold.keyfacts import cap_key_facts, render_fact
 
 
 def values(text: str, kind: str | None = None) -> list[str]:
@@ -27,7 +21,7 @@ def values(text: str, kind: str | None = None) -> list[str]:
         ("Referencia #A-5521.", "id", ["#A-5521"]),
         ("Your order-731 shipped", "id", ["order-731"]),
         ("El PED-310 está retenido", "id", ["PED-310"]),
-        ("Matrícula AB-12-CD, color rojo", "id", ["AB-12-CD"]),
+        ("Matrícula AB-12-CD, color rojo", "plate", ["AB-12-CD"]),
         ("Abrí el ticket 48213 ayer", "id", ["48213"]),
         ("La factura nº 2024-0012 está pagada", "id", ["2024-0012"]),
         ("Invoice number 99812 is overdue", "id", ["99812"]),
@@ -188,8 +182,11 @@ def test_cap_with_room_keeps_everything() -> None:
 
 
 def test_priority_is_documented_for_every_kind() -> None:
-    """Every kind the extractor emits has a priority; ids rank highest, times lowest."""
-    assert max(PRIORITY, key=PRIORITY.__getitem__) == "id"
+    """Every kind the extractor emits has a priority; who the user is and the ids of the
+    case rank highest, times lowest."""
+    top = max(PRIORITY.values())
+    assert {k for k, v in PRIORITY.items() if v == top} == {"name", "company", "iban", "account"}
+    assert PRIORITY["id"] == PRIORITY["email"] == PRIORITY["phone"] == top - 1
     assert min(PRIORITY, key=PRIORITY.__getitem__) == "time"
     sample = "#1a2 a@b.co https://x.y 3 pm 19 de julio 5 € 5% +34 612 345 678"
     assert {f.kind for f in extract_facts(sample)} <= set(PRIORITY)

@@ -1,0 +1,132 @@
+"""The key-facts section: which facts deserve a line, how a line reads, what goes first.
+
+Salience: a time of day or a percentage is routine ("lo probé a las 14:30", "batería al
+80 %") unless its sentence ties it to a commitment or to money ("te llamo el martes a las
+10:00", "un descuento del 15 %"); routine values are not required of a summary. The cap
+sheds by `PRIORITY`, pinned opening facts last.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+
+from memory.fold.facts import IDENTITY_KINDS, PINNED_BONUS, PRIORITY, Fact, FactKind, _extract
+
+INCIDENTAL_KINDS = frozenset({"time", "percent"})
+# Words that tie a time or a percentage to something a user would come back for.
+_COMMITMENT = re.compile(
+    r"(?i)\b(?:te llam\w*|le llam\w*|llamar[eé]\w*|te escrib\w*|quedamos|cita|visita\w*"
+    r"|t[eé]cnico|pasar[aá]\w*|vendr[aá]\w*|entreg\w*|plazo|antes de|hasta las|a partir de"
+    r"|reuni[oó]n|horario|abrimos|cerramos|recog\w*|reserv\w*|program\w*|agend\w*"
+    r"|lunes|martes|mi[eé]rcoles|jueves|viernes|s[aá]bado|domingo|ma[nñ]ana por|el d[ií]a"
+    r"|descuento|rebaja|iva|inter[eé]s|comisi[oó]n|recargo|penalizaci[oó]n|reembols\w*"
+    r"|call you|i'll call|we'll|will call|appointment|meeting|visit\w*|deliver\w*|pick up"
+    r"|deadline|until|before|by|scheduled|schedule|booked|book|open|close|tomorrow at"
+    r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday|discount|vat|interest|fee"
+    r"|refund\w*|surcharge|penalty|off)\b"
+)
+_SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?\n]|$)")
+
+
+def salient_facts(text: str) -> list[Fact]:
+    """The facts of `text` worth a key-facts line: every fact but routine times and
+    percentages (one whose every sentence lacks a commitment or money word)."""
+    facts = _extract(text)
+    if not any(f.kind in INCIDENTAL_KINDS for f in facts):
+        return list(facts)
+    tied = _tied_values(text)
+    return [f for f in facts if f.kind not in INCIDENTAL_KINDS or f.value.casefold() in tied]
+
+
+def _tied_values(text: str) -> frozenset[str]:
+    """The incidental values of the sentences of `text` that name a commitment."""
+    out: set[str] = set()
+    for sentence in _SENTENCE.findall(text):
+        if sentence.strip() and _COMMITMENT.search(sentence):
+            out.update(
+                f.value.casefold() for f in _extract(sentence) if f.kind in INCIDENTAL_KINDS
+            )
+    return frozenset(out)
+
+
+def salient(facts: Iterable[Fact], texts: Iterable[str]) -> list[Fact]:
+    """`facts` without the incidental ones no sentence of `texts` ties to a commitment."""
+    listed = list(facts)
+    if not any(f.kind in INCIDENTAL_KINDS for f in listed):
+        return listed
+    tied: set[str] = set()
+    for text in texts:
+        tied |= _tied_values(text)
+    return [f for f in listed if f.kind not in INCIDENTAL_KINDS or f.value.casefold() in tied]
+
+
+def cap_key_facts(
+    facts: Sequence[Fact],
+    budget_tokens: int,
+    count_tokens: Callable[[str], int],
+    pinned: frozenset[Fact] = frozenset(),
+) -> tuple[list[Fact], list[Fact]]:
+    """Keep what fits in `budget_tokens` as key-fact lines; drop the least valuable first.
+
+    Lower `PRIORITY` goes first (a bare-number id counts one lower; `pinned` facts, from
+    the opening of the episode, go last of all). Within a kind it
+    depends on what the kind is: identity facts (ids, emails, phones, postcodes, URLs) are
+    given once and stay true, so the most recently
+    introduced go first and the account number of message three survives; state values
+    (dates, times, amounts, percentages) get updated, so the oldest go first. Both lists
+    keep the input order.
+    """
+    costs = [count_tokens(render_fact(fact)) for fact in facts]
+    total = sum(costs)
+    doomed: set[int] = set()
+
+    def expendable(i: int) -> tuple[int, int]:
+        fact = facts[i]
+        # A bare number caught after a label ("seguimiento 239") is a less certain id than
+        # a structured one ("TRK-5590217", "#PED-48213"): it goes first among ids.
+        weak = fact.kind == "id" and fact.value.isdigit()
+        rank = PRIORITY.get(fact.kind, 0) - weak + PINNED_BONUS * (fact in pinned)
+        return rank, (-i if fact.kind in IDENTITY_KINDS else i)
+
+    for index in sorted(range(len(facts)), key=expendable):
+        if total <= budget_tokens:
+            break
+        doomed.add(index)
+        total -= costs[index]
+    kept = [f for i, f in enumerate(facts) if i not in doomed]
+    dropped = [f for i, f in enumerate(facts) if i in doomed]
+    return kept, dropped
+
+
+# Labels that make a context-dependent value recognisable again on its own line.
+_RENDER_LABELS: dict[FactKind, str] = {
+    "postcode": "CP",
+    "id": "ref",
+    "account": "número de cuenta",
+    "tracking": "seguimiento",
+    "plate": "matrícula",
+    "name": "nombre",
+    "company": "empresa",
+}
+
+
+def render_fact(fact: Fact) -> str:
+    """One key-facts line, as appended to a summary: "- IP del servidor: 185.42.17.9"
+    when the text said what the value is. It must extract back to the same fact (and
+    label), or the next fold would not require it and it would silently disappear: a bare
+    "28028" is no postcode, "CP 28028" is."""
+    if fact.label:
+        labelled = f"- {fact.label}: {fact.value}"
+        if _round_trips(fact, labelled):
+            return labelled
+    plain = f"- {fact.value}"
+    if _round_trips(fact, plain):
+        return plain
+    # Read back, the kind's own word becomes the label, and renders the same line again.
+    return f"- {_RENDER_LABELS.get(fact.kind, fact.kind)}: {fact.value}"
+
+
+def _round_trips(fact: Fact, line: str) -> bool:
+    found = _extract(line)
+    return len(found) == 1 and found[0] == fact and found[0].label == fact.label
