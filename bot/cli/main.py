@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import structlog
+from dotenv import dotenv_values
 
 from bot.cli import admin as cli_admin
 from bot.cli import run as cli_run
+from config.checks import unknown_variables
 from config.logging import configure_logging
 from config.settings import Settings, SettingsInvalid, load_settings
 
@@ -21,6 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="ventana",
         description="A Telegram and WhatsApp bot whose LLM remembers long conversations.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in (cli_run, cli_admin):
         module.register(sub)
@@ -41,11 +49,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ventana: {exc}", file=sys.stderr)
         return 2
     configure_logging(settings.log_format, settings.log_level)
+    warn_unknown_variables()
     runner: Runner = args.runner
     try:
         return asyncio.run(_guarded(runner(args, settings)))
     except KeyboardInterrupt:  # Ctrl-C before the loop could install its handler
         return 130
+
+
+def _version() -> str:
+    try:
+        return version("ventana")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree, uninstalled
+        return "unknown (not installed)"
+
+
+def warn_unknown_variables() -> None:
+    """A typo'd VENTANA_* name (environment or .env) leaves a setting at its default: say so."""
+    dotenv = dotenv_values(".env") if Path(".env").is_file() else {}
+    log = structlog.get_logger("bot.cli")
+    for name, guess in unknown_variables([*os.environ, *dotenv]):
+        log.warning("unknown_setting", variable=name, did_you_mean=guess)
 
 
 async def _guarded(work: Awaitable[int]) -> int:

@@ -208,32 +208,98 @@ def nice_ceiling(value: float) -> int:
 
 # -- PNG --------------------------------------------------------------------------------------
 
+MAX_POINTS = 400  # more points than this on a 10-inch panel is ink, not information
 
-def _png(report: dict[str, Any], path: Path) -> None:
+
+def buckets(turns: Turns, max_points: int = MAX_POINTS) -> list[dict[str, float]]:
+    """Consecutive turns grouped so at most `max_points` remain: each bucket's first turn,
+    the mean, min and max prompt tokens, the mean full history and its fold-in calls."""
+    size = max(1, math.ceil(len(turns) / max_points))
+    out = []
+    for start in range(0, len(turns), size):
+        chunk = turns[start : start + size]
+        prompts = [t["prompt_tokens"] for t in chunk]
+        out.append(
+            {
+                "turn": chunk[0]["turn"],
+                "prompt": sum(prompts) / len(prompts),
+                "prompt_min": min(prompts),
+                "prompt_max": max(prompts),
+                "full": sum(t["full_history_tokens"] for t in chunk) / len(chunk),
+                "folds": sum(t["fold_calls"] for t in chunk),
+            }
+        )
+    return out
+
+
+def png_support() -> Any:
+    """matplotlib's pyplot on the file-only backend, or a ChartError saying how to get it."""
     try:
         matplotlib = importlib.import_module("matplotlib")
         matplotlib.use("Agg")
-        plt = importlib.import_module("matplotlib.pyplot")
+        return importlib.import_module("matplotlib.pyplot")
     except ImportError:
         raise ChartError(
-            "a .png chart needs matplotlib: `pip install matplotlib`, or use a .html file"
+            "a .png chart needs matplotlib: pip install matplotlib (in a clone: "
+            ".venv/bin/pip install -e '.[chart]'), or use a .html or .svg file"
         ) from None
+
+
+def totals_line(totals: dict[str, Any]) -> str:
+    """The report's totals in one line, as the HTML page's table shows them."""
+    return (
+        f"all sessions: {totals.get('prompt_tokens', 0):,} prompt tokens vs "
+        f"{totals.get('full_history_tokens', 0):,} full history "
+        f"(ratio {float(totals.get('ratio', 0)):.3f}) · {totals.get('fold_calls', 0):,} "
+        f"fold-in calls · {totals.get('resets', 0):,} resets"
+    )
+
+
+def _png(report: dict[str, Any], path: Path) -> None:
+    plt = png_support()
+    lines = importlib.import_module("matplotlib.lines")
     sessions = by_session(report.get("turns", []))
-    fig, axes = plt.subplots(len(sessions) or 1, 1, figsize=(10, 3.4 * max(1, len(sessions))),
-                             squeeze=False)  # fmt: skip
+    rows = max(1, len(sessions))
+    fig, axes = plt.subplots(rows, 1, figsize=(10, 3.4 * rows + 0.6), squeeze=False)
+    fig.suptitle(totals_line(report.get("totals", {})), fontsize=10)
+    legend = [
+        lines.Line2D([], [], color=PROMPT, label="ventana prompt"),
+        lines.Line2D([], [], color=FULL, label="full history"),
+        lines.Line2D([], [], color=FOLD, marker="^", linestyle="", label="fold-in"),
+        lines.Line2D([], [], color=RESET, linestyle="--", label="reset"),
+    ]
     for ax, (session, turns) in zip(axes[:, 0], sessions.items(), strict=False):
-        xs = [t["turn"] for t in turns]
-        ax.plot(xs, [t["full_history_tokens"] for t in turns], color=FULL, label="full history")
-        ax.plot(xs, [t["prompt_tokens"] for t in turns], color=PROMPT, label="ventana prompt")
-        folds = [t["turn"] for t in turns if t["fold_calls"]]
-        ax.plot(folds, [0] * len(folds), "^", color=FOLD, label="fold-in")
-        for t in turns:
-            if t["reset"]:
-                ax.axvline(t["turn"], color=RESET, linestyle="--", linewidth=1)
-        ax.set_title(f"session {session}")
-        ax.set_xlabel("turn")
-        ax.set_ylabel("tokens per request")
-        ax.legend(loc="upper left")
+        _png_panel(ax, session, turns)
+        ax.legend(handles=legend, loc="upper left", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _png_panel(ax: Any, session: str, turns: Turns) -> None:
+    points = buckets(turns)
+    xs = [p["turn"] for p in points]
+    ax.plot(xs, [p["full"] for p in points], color=FULL)
+    if len(points) < len(turns):  # aggregated: the range of each bucket, lightly
+        lows, highs = [p["prompt_min"] for p in points], [p["prompt_max"] for p in points]
+        ax.fill_between(xs, lows, highs, color=PROMPT, alpha=0.18, linewidth=0)
+    ax.plot(xs, [p["prompt"] for p in points], color=PROMPT)
+    folds = [p["turn"] for p in points if p["folds"]]
+    ax.plot(folds, [0] * len(folds), "^", color=FOLD, markersize=4)
+    for t in turns:
+        if t["reset"]:
+            ax.axvline(t["turn"], color=RESET, linestyle="--", linewidth=1)
+    prompt = sum(t["prompt_tokens"] for t in turns)
+    full = sum(t["full_history_tokens"] for t in turns) or 1
+    per = (
+        f", {math.ceil(len(turns) / len(points))} turns per point"
+        if len(points) < len(turns)
+        else ""
+    )
+    ax.set_title(
+        f"session {session}: {len(turns)} turns{per}, {prompt:,} vs {full:,} tokens "
+        f"(ratio {prompt / full:.3f})",
+        fontsize=10,
+    )
+    ax.set_xlabel("turn")
+    ax.set_ylabel("tokens per request")
