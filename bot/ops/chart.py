@@ -257,6 +257,14 @@ def totals_line(totals: dict[str, Any]) -> str:
 
 def _png(report: dict[str, Any], path: Path) -> None:
     plt = png_support()
+    fig = png_figure(report)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def png_figure(report: dict[str, Any]) -> Any:
+    """The matplotlib figure: one panel per session, legend and totals, ≤ MAX_POINTS each."""
+    plt = png_support()
     lines = importlib.import_module("matplotlib.lines")
     sessions = by_session(report.get("turns", []))
     rows = max(1, len(sessions))
@@ -272,8 +280,7 @@ def _png(report: dict[str, Any], path: Path) -> None:
         _png_panel(ax, session, turns)
         ax.legend(handles=legend, loc="upper left", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return fig
 
 
 def _png_panel(ax: Any, session: str, turns: Turns) -> None:
