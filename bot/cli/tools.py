@@ -45,7 +45,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     replay.add_argument("--fold-batch", type=int, metavar="K", help="fold when K are pending")
     replay.add_argument("--chat-model", metavar="M", help="provider:model for unscripted turns")
     replay.add_argument("--summary-model", metavar="M", help="provider:model for fold-in")
-    replay.add_argument("--topic", choices=("llm", "heuristic", "off"), help="topic detection")
+    replay.add_argument("--topic", type=str.lower, choices=("llm", "heuristic", "off"),
+                        help="topic detection")  # fmt: skip
     replay.add_argument("--out", type=Path, metavar="REPORT.json", help="write the report")
     replay.add_argument("--contexts", type=Path, metavar="CONTEXTS.jsonl",
                         help="write every chat request, one line per turn")  # fmt: skip

@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,7 +20,7 @@ from bot.app import App
 from bot.cli.main import main
 from bot.conversation.inbound import Inbound
 from config.settings import Settings, load_settings
-from tests.bot.cli.test_cli import _run
+from tests.bot.cli.test_cli import _env, _run
 
 LONG_KEY = "console:" + "a-very-long-session-name-" * 5 + "end"
 
@@ -154,3 +156,29 @@ def test_settings_error_echoes_the_value(tmp_path: Path) -> None:
 
 def _main(*argv: str) -> int:
     return main(list(argv))
+
+
+def test_png_without_matplotlib_fails_first_with_the_fix(tmp_path: Path) -> None:
+    """With only `make run`'s install (no matplotlib), --chart x.png exits 2 before replaying
+    and says how to get PNG support."""
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps({"role": "user", "content": "hola"}) + "\n", "utf-8")
+    # sys.modules[name] = None makes `import matplotlib` raise ImportError, as if not installed
+    code = (
+        "import sys; sys.modules['matplotlib'] = None; from bot.cli.main import main; "
+        f"sys.exit(main(['replay', {str(transcript)!r}, '--chart', 'x.png']))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=_env(tmp_path),
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "pip install -e '.[chart]'" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert "replay of" not in done.stdout
+    assert not (tmp_path / "x.png").exists()
