@@ -258,8 +258,13 @@ def known_names() -> dict[str, str]:
 
 
 def closest(name: str, candidates: list[str]) -> str | None:
+    """The candidate `name` was most likely meant as: a near spelling, else the shortest
+    one it abbreviates (`window` → `window_exchanges`)."""
     match = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
-    return match[0] if match else None
+    if match:
+        return match[0]
+    longer = [c for c in candidates if len(name) >= 3 and c.startswith(name)]
+    return min(longer, key=len) if longer else None
 
 
 def _toml_problems(raw: str) -> dict[str, str]:

@@ -69,7 +69,8 @@ def warn_unknown_variables() -> None:
     dotenv = dotenv_values(".env") if Path(".env").is_file() else {}
     log = structlog.get_logger("bot.cli")
     for name, guess in unknown_variables([*os.environ, *dotenv]):
-        log.warning("unknown_setting", variable=name, did_you_mean=guess)
+        hint = {"did_you_mean": guess} if guess else {}
+        log.warning("unknown_setting", variable=name, **hint)
 
 
 async def _guarded(work: Awaitable[int]) -> int:

@@ -108,6 +108,10 @@ def test_unknown_variable_names_the_closest_known_one() -> None:
     )
     assert found == [("VENTANA_Q", None), ("VENTANA_WINDOW_EXCHANGE", "VENTANA_WINDOW_EXCHANGES")]
     assert "did you mean VENTANA_WINDOW_EXCHANGES?" in describe_unknown(*found[1])
+    assert unknown_variables(["VENTANA_WINDOW", "ventana_qqqq"]) == [
+        ("VENTANA_WINDOW", "VENTANA_WINDOW_EXCHANGES"),  # an abbreviation of one setting
+        ("ventana_qqqq", None),  # no setting starts with or resembles it
+    ]
 
 
 def test_offline_model_behind_a_real_channel_is_flagged() -> None:
