@@ -209,6 +209,7 @@ def nice_ceiling(value: float) -> int:
 # -- PNG --------------------------------------------------------------------------------------
 
 MAX_POINTS = 400  # more points than this on a 10-inch panel is ink, not information
+FOLD_MARKS = 60  # fold-in markers per panel, at most
 
 
 def buckets(turns: Turns, max_points: int = MAX_POINTS) -> list[dict[str, float]]:
@@ -250,8 +251,8 @@ def totals_line(totals: dict[str, Any]) -> str:
     return (
         f"all sessions: {totals.get('prompt_tokens', 0):,} prompt tokens vs "
         f"{totals.get('full_history_tokens', 0):,} full history "
-        f"(ratio {float(totals.get('ratio', 0)):.3f}) · {totals.get('fold_calls', 0):,} "
-        f"fold-in calls · {totals.get('resets', 0):,} resets"
+        f"(ratio {float(totals.get('ratio', 0)):.3f}) · fold-in calls: "
+        f"{totals.get('fold_calls', 0):,} · resets: {totals.get('resets', 0):,}"
     )
 
 
@@ -290,9 +291,11 @@ def _png_panel(ax: Any, session: str, turns: Turns) -> None:
     if len(points) < len(turns):  # aggregated: the range of each bucket, lightly
         lows, highs = [p["prompt_min"] for p in points], [p["prompt_max"] for p in points]
         ax.fill_between(xs, lows, highs, color=PROMPT, alpha=0.18, linewidth=0)
-    ax.plot(xs, [p["prompt"] for p in points], color=PROMPT)
-    folds = [p["turn"] for p in points if p["folds"]]
-    ax.plot(folds, [0] * len(folds), "^", color=FOLD, markersize=4)
+    ax.plot(xs, [p["prompt"] for p in points], color=PROMPT, linewidth=1.6, zorder=3)
+    # Fold-ins on a coarser grid, just above the axis: hundreds of markers are a solid band.
+    folds = [p["turn"] for p in buckets(turns, FOLD_MARKS) if p["folds"]]
+    ax.plot(folds, [0.03] * len(folds), "^", color=FOLD, markersize=5,
+            transform=ax.get_xaxis_transform())  # fmt: skip
     for t in turns:
         if t["reset"]:
             ax.axvline(t["turn"], color=RESET, linestyle="--", linewidth=1)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bot.ops.chart import MAX_POINTS, buckets, png_figure, totals_line, write_chart
+from bot.ops.chart import FOLD_MARKS, MAX_POINTS, buckets, png_figure, totals_line, write_chart
 
 
 def report(turns: int) -> dict[str, Any]:
@@ -63,6 +63,8 @@ def test_png_has_legend_totals_and_few_points(tmp_path: Path) -> None:
     assert fig._suptitle.get_text() == totals_line(data["totals"])
     assert "ratio 0.012" in totals_line(data["totals"])
     assert all(len(line.get_xdata()) <= MAX_POINTS for line in ax.get_lines())
+    (marks,) = [line for line in ax.get_lines() if line.get_marker() == "^"]
+    assert 0 < len(marks.get_xdata()) <= FOLD_MARKS  # not 500 triangles in a solid band
     assert "2000 turns, 5 turns per point" in ax.get_title()
     write_chart(data, tmp_path / "long.png")
     assert (tmp_path / "long.png").read_bytes()[:4] == b"\x89PNG"
