@@ -18,7 +18,8 @@ from rich.table import Table
 from rich.text import Text
 
 from bot.ops import inspect_view
-from bot.ops.chart import ChartError, by_session, png_support, write_chart
+from bot.ops.chart import ChartError, by_session, write_chart
+from bot.ops.chart_png import png_support
 from bot.ops.replay import Report, TranscriptError, run_replay, write_outputs
 from config.logging import configure_logging
 from config.settings import Settings, SettingsInvalid, load_settings

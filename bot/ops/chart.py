@@ -1,13 +1,12 @@
 """`--chart`: prompt tokens per turn against full history, one panel per session.
 
 `.html` is a self-contained page with inline SVG (no scripts, no network), `.svg` the
-bare panels (READMEs can show it); `.png` uses matplotlib when it is installed. All read
-only the replay report's JSON form.
+bare panels (READMEs can show it); `.png` (`chart_png`) uses matplotlib, from the `chart`
+extra. All read only the replay report's JSON form.
 """
 
 from __future__ import annotations
 
-import importlib
 import math
 from html import escape
 from pathlib import Path
@@ -30,7 +29,9 @@ def write_chart(report: dict[str, Any], path: Path) -> None:
     elif suffix == ".svg":
         path.write_text(svg_document(report), encoding="utf-8")
     elif suffix == ".png":
-        _png(report, path)
+        from bot.ops.chart_png import write_png  # matplotlib is optional: only here
+
+        write_png(report, path)
     else:
         raise ChartError(f"--chart {path.name}: use a .html, .svg or .png file name")
 
@@ -204,112 +205,3 @@ def nice_ceiling(value: float) -> int:
         if factor * power >= value:
             return math.ceil(factor * power)
     return math.ceil(10 * power)  # pragma: no cover - the loop always returns
-
-
-# -- PNG --------------------------------------------------------------------------------------
-
-MAX_POINTS = 400  # more points than this on a 10-inch panel is ink, not information
-FOLD_MARKS = 60  # fold-in markers per panel, at most
-
-
-def buckets(turns: Turns, max_points: int = MAX_POINTS) -> list[dict[str, float]]:
-    """Consecutive turns grouped so at most `max_points` remain: each bucket's first turn,
-    the mean, min and max prompt tokens, the mean full history and its fold-in calls."""
-    size = max(1, math.ceil(len(turns) / max_points))
-    out = []
-    for start in range(0, len(turns), size):
-        chunk = turns[start : start + size]
-        prompts = [t["prompt_tokens"] for t in chunk]
-        out.append(
-            {
-                "turn": chunk[0]["turn"],
-                "prompt": sum(prompts) / len(prompts),
-                "prompt_min": min(prompts),
-                "prompt_max": max(prompts),
-                "full": sum(t["full_history_tokens"] for t in chunk) / len(chunk),
-                "folds": sum(t["fold_calls"] for t in chunk),
-            }
-        )
-    return out
-
-
-def png_support() -> Any:
-    """matplotlib's pyplot on the file-only backend, or a ChartError saying how to get it."""
-    try:
-        matplotlib = importlib.import_module("matplotlib")
-        matplotlib.use("Agg")
-        return importlib.import_module("matplotlib.pyplot")
-    except ImportError:
-        raise ChartError(
-            "a .png chart needs matplotlib: pip install matplotlib (in a clone: "
-            ".venv/bin/pip install -e '.[chart]'), or use a .html or .svg file"
-        ) from None
-
-
-def totals_line(totals: dict[str, Any]) -> str:
-    """The report's totals in one line, as the HTML page's table shows them."""
-    return (
-        f"all sessions: {totals.get('prompt_tokens', 0):,} prompt tokens vs "
-        f"{totals.get('full_history_tokens', 0):,} full history "
-        f"(ratio {float(totals.get('ratio', 0)):.3f}) · fold-in calls: "
-        f"{totals.get('fold_calls', 0):,} · resets: {totals.get('resets', 0):,}"
-    )
-
-
-def _png(report: dict[str, Any], path: Path) -> None:
-    plt = png_support()
-    fig = png_figure(report)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def png_figure(report: dict[str, Any]) -> Any:
-    """The matplotlib figure: one panel per session, legend and totals, ≤ MAX_POINTS each."""
-    plt = png_support()
-    lines = importlib.import_module("matplotlib.lines")
-    sessions = by_session(report.get("turns", []))
-    rows = max(1, len(sessions))
-    fig, axes = plt.subplots(rows, 1, figsize=(10, 3.4 * rows + 0.6), squeeze=False)
-    fig.suptitle(totals_line(report.get("totals", {})), fontsize=10)
-    legend = [
-        lines.Line2D([], [], color=PROMPT, label="ventana prompt"),
-        lines.Line2D([], [], color=FULL, label="full history"),
-        lines.Line2D([], [], color=FOLD, marker="^", linestyle="", label="fold-in"),
-        lines.Line2D([], [], color=RESET, linestyle="--", label="reset"),
-    ]
-    for ax, (session, turns) in zip(axes[:, 0], sessions.items(), strict=False):
-        _png_panel(ax, session, turns)
-        ax.legend(handles=legend, loc="upper left", fontsize=8)
-    fig.tight_layout()
-    return fig
-
-
-def _png_panel(ax: Any, session: str, turns: Turns) -> None:
-    points = buckets(turns)
-    xs = [p["turn"] for p in points]
-    ax.plot(xs, [p["full"] for p in points], color=FULL)
-    if len(points) < len(turns):  # aggregated: the range of each bucket, lightly
-        lows, highs = [p["prompt_min"] for p in points], [p["prompt_max"] for p in points]
-        ax.fill_between(xs, lows, highs, color=PROMPT, alpha=0.18, linewidth=0)
-    ax.plot(xs, [p["prompt"] for p in points], color=PROMPT, linewidth=1.6, zorder=3)
-    # Fold-ins on a coarser grid, just above the axis: hundreds of markers are a solid band.
-    folds = [p["turn"] for p in buckets(turns, FOLD_MARKS) if p["folds"]]
-    ax.plot(folds, [0.03] * len(folds), "^", color=FOLD, markersize=5,
-            transform=ax.get_xaxis_transform())  # fmt: skip
-    for t in turns:
-        if t["reset"]:
-            ax.axvline(t["turn"], color=RESET, linestyle="--", linewidth=1)
-    prompt = sum(t["prompt_tokens"] for t in turns)
-    full = sum(t["full_history_tokens"] for t in turns) or 1
-    per = (
-        f", {math.ceil(len(turns) / len(points))} turns per point"
-        if len(points) < len(turns)
-        else ""
-    )
-    ax.set_title(
-        f"session {session}: {len(turns)} turns{per}, {prompt:,} vs {full:,} tokens "
-        f"(ratio {prompt / full:.3f})",
-        fontsize=10,
-    )
-    ax.set_xlabel("turn")
-    ax.set_ylabel("tokens per request")

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bot.ops.chart import FOLD_MARKS, MAX_POINTS, buckets, png_figure, totals_line, write_chart
+from bot.ops.chart import write_chart
+from bot.ops.chart_png import FOLD_MARKS, MAX_POINTS, buckets, png_figure, totals_line
 
 
 def report(turns: int) -> dict[str, Any]:
