@@ -68,7 +68,7 @@ async def _timed(channel: str, work: Any) -> ChannelCheck:
 async def _telegram(settings: Settings, http: httpx.AsyncClient) -> tuple[bool, str]:
     assert settings.telegram_bot_token is not None
     token = settings.telegram_bot_token.get_secret_value()
-    response = await http.get(f"{settings.telegram_base_url}{token}/getMe")
+    response = await http.post(f"{settings.telegram_base_url}{token}/getMe")  # as the SDK does
     body = _json(response)
     if response.status_code == 200 and body.get("ok"):
         return True, f"bot @{body.get('result', {}).get('username', '?')}"

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import httpx
 from pydantic import SecretStr
 
 from bot.cli.channel_probe import check_channels
 from config.settings import Settings
+from tests.bot.cli.test_cli import _run
+from tests.support.processes.telegram_api import TOKEN as LOOP_TOKEN
+from tests.support.processes.telegram_api import FakeTelegram
 from tests.support.telegram import BOT_USERNAME, TOKEN, FakeBotAPI
 
 GRAPH = "http://graph.test/v21.0"
@@ -114,3 +118,21 @@ async def test_console_only_has_no_channel_checks() -> None:
 
     async with httpx.AsyncClient(transport=httpx.MockTransport(fail)) as client:
         assert await check_channels(Settings(), client) == []
+
+
+def test_doctor_live_checks_telegram_end_to_end(tmp_path: Path) -> None:
+    """`doctor --live` against a loopback Bot API: ok with the bot's name; a wrong token
+    fails the doctor (exit 1) without printing the token."""
+    telegram = FakeTelegram()
+    with telegram.server:
+        base = telegram.base_url(1)
+        good = _run(["doctor", "--live"], tmp_path, TELEGRAM_BOT_TOKEN=LOOP_TOKEN,
+                    TELEGRAM_BASE_URL=base)  # fmt: skip
+        bad = _run(["doctor", "--live"], tmp_path, TELEGRAM_BOT_TOKEN="999:WRONG-secret",
+                   TELEGRAM_BASE_URL=base)  # fmt: skip
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert "telegram live" in good.stdout
+    assert "bot @ventana_bot" in good.stdout
+    assert bad.returncode == 1
+    assert "FAIL  telegram live" in bad.stdout
+    assert "WRONG-secret" not in bad.stdout + bad.stderr
