@@ -8,12 +8,22 @@ model). `ventana run` logs both at warning level; `ventana doctor` shows them.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
+from pathlib import Path
+
+from dotenv import dotenv_values
 
 from config.settings import Settings, closest, known_names
 
 # Variables with our prefix that are not settings fields but are read on purpose.
 NOT_SETTINGS = frozenset({"VENTANA_CONFIG", "VENTANA_SOAK_KILLS", "VENTANA_CRASH_SEED"})
+
+
+def names_in_use(dotenv: Path = Path(".env")) -> list[str]:
+    """The variable names the program can see: the environment and the `.env` file."""
+    from_file = dotenv_values(dotenv) if dotenv.is_file() else {}
+    return [*os.environ, *from_file]
 
 
 def unknown_variables(names: Iterable[str]) -> list[tuple[str, str | None]]:

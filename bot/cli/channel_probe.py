@@ -8,14 +8,13 @@ Telegram token is part of its URL, so no URL is ever shown).
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
-from config.checks import describe_unknown, offline_behind_channel, unknown_variables
+from config.checks import describe_unknown, names_in_use, offline_behind_channel, unknown_variables
 from config.settings import Settings
 
 TIMEOUT_S = 10.0
@@ -34,7 +33,7 @@ def doctor_warnings(settings: Settings) -> None:
     offline = offline_behind_channel(settings)
     if offline is not None:
         print(f"WARN  {'chat model':<14} {offline}")
-    for name, guess in unknown_variables(os.environ):
+    for name, guess in unknown_variables(names_in_use()):
         print(f"WARN  {'environment':<14} {describe_unknown(name, guess)}")
 
 

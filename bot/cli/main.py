@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
 
 import structlog
-from dotenv import dotenv_values
 
 from bot.cli import admin as cli_admin
 from bot.cli import run as cli_run
-from config.checks import unknown_variables
+from config.checks import names_in_use, unknown_variables
 from config.logging import configure_logging
 from config.settings import Settings, SettingsInvalid, load_settings
 
@@ -66,9 +63,8 @@ def _version() -> str:
 
 def warn_unknown_variables() -> None:
     """A typo'd VENTANA_* name (environment or .env) leaves a setting at its default: say so."""
-    dotenv = dotenv_values(".env") if Path(".env").is_file() else {}
     log = structlog.get_logger("bot.cli")
-    for name, guess in unknown_variables([*os.environ, *dotenv]):
+    for name, guess in unknown_variables(names_in_use()):
         hint = {"did_you_mean": guess} if guess else {}
         log.warning("unknown_setting", variable=name, **hint)
 

@@ -9,7 +9,12 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from config.checks import describe_unknown, offline_behind_channel, unknown_variables
+from config.checks import (
+    describe_unknown,
+    names_in_use,
+    offline_behind_channel,
+    unknown_variables,
+)
 from config.settings import Settings, SettingsInvalid, load_settings
 
 
@@ -128,3 +133,10 @@ def test_offline_model_behind_a_real_channel_is_flagged() -> None:
         openai_api_key=SecretStr("sk"),
     )
     assert offline_behind_channel(real) is None
+
+
+def test_names_in_dotenv_are_checked_too(tmp_path: Path) -> None:
+    """A typo in .env is found like one in the environment."""
+    (tmp_path / ".env").write_text("VENTANA_LANGAUGE=en\n", encoding="utf-8")
+    found = unknown_variables(names_in_use(tmp_path / ".env"))
+    assert ("VENTANA_LANGAUGE", "VENTANA_LANGUAGE") in found
