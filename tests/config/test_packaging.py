@@ -4,6 +4,7 @@ LICENSE, README. Static checks (CI has no image registry to build the image agai
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import tomllib
@@ -93,6 +94,8 @@ def test_dockerfile_copies_what_exists_and_runs_the_bot() -> None:
     health = [args for word, args in steps if word == "HEALTHCHECK"]
     assert len(health) == 1
     assert "/healthz" in health[0]
+    exec_form = json.loads(health[0].split(" CMD ", 1)[1])  # exec form: a JSON array
+    assert exec_form[0] == "python"
 
 
 def test_compose_runs_the_image_with_a_named_volume_for_the_database() -> None:
@@ -126,3 +129,16 @@ def test_readme_documents_every_setting_and_command() -> None:
     commands = sorted(name for name in sub.choices if f"`ventana {name}" not in readme)
     assert not commands, f"README lacks {commands}"
     assert "`ventana --version`" in readme
+
+
+def test_make_run_installs_only_what_running_needs() -> None:
+    """`make run` installs the package alone; `make test` the dev extra, on its own stamp."""
+    text = (ROOT / "Makefile").read_text("utf-8")
+    assert re.search(r"^run: \$\(RUN_STAMP\)$", text, re.M)
+    assert re.search(r"^test: \$\(DEV_STAMP\)$", text, re.M)
+    assert "$(PIP) -e .\n" in text.split("$(RUN_STAMP): pyproject.toml", 1)[1].split("\n\n")[0]
+    assert "$(PIP) -e '.[dev]'" in text.split("$(DEV_STAMP): pyproject.toml", 1)[1]
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
+    runtime = " ".join(extras["dependencies"])
+    for tool in ("pytest", "mypy", "ruff", "openai-agents", "matplotlib"):
+        assert tool not in runtime
