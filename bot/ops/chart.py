@@ -16,6 +16,8 @@ Turns = list[dict[str, Any]]
 WIDTH, HEIGHT = 920, 330
 LEFT, RIGHT, TOP, BOTTOM = 72, 24, 44, 48
 PROMPT, FULL, FOLD, RESET = "#1f6feb", "#b0b7c3", "#2da44e", "#cf222e"
+MAX_POINTS = 400  # more points than this across one panel is ink, not information
+FOLD_MARKS = 60  # fold-in markers per panel, at most
 
 
 class ChartError(Exception):
@@ -122,17 +124,22 @@ def svg_panel(session: str, turns: Turns) -> str:
                 f'stroke="{RESET}" stroke-dasharray="5 4"><title>turn {t["turn"]}: reset '
                 f"({reason})</title></line>"
             )
-    for key, colour in (("full_history_tokens", FULL), ("prompt_tokens", PROMPT)):
-        points = " ".join(f"{x(t['turn']):.1f},{y(t[key]):.1f}" for t in turns)
+    for key, colour in (("full", FULL), ("prompt", PROMPT)):  # ≤ MAX_POINTS: a line, not ink
+        points = " ".join(f"{x(p['turn']):.1f},{y(p[key]):.1f}" for p in buckets(turns))
         parts.append(
             f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2"/>'
         )
-    for t in turns:
-        if t["fold_calls"]:
-            xi, yb = x(t["turn"]), TOP + plot_h
+    for p in buckets(turns, FOLD_MARKS):  # hundreds of triangles would be a solid band
+        if p["folds"]:
+            xi, yb = x(p["turn"]), TOP + plot_h
+            span = (
+                f"turn {p['turn']}"
+                if p["last"] == p["turn"]
+                else (f"turns {p['turn']}–{p['last']}")
+            )
             parts.append(
-                f'<path d="M{xi:.1f},{yb - 9:.1f} l-5,9 h10 z" fill="{FOLD}"><title>turn '
-                f"{t['turn']}: {t['fold_calls']} fold-in call(s)</title></path>"
+                f'<path d="M{xi:.1f},{yb - 9:.1f} l-5,9 h10 z" fill="{FOLD}"><title>{span}: '
+                f"{p['folds']} fold-in call(s)</title></path>"
             )
     prompt = sum(t["prompt_tokens"] for t in turns)
     full = sum(t["full_history_tokens"] for t in turns) or 1
@@ -194,6 +201,28 @@ def _legend() -> str:
         )
         left += 40 + 8 * len(label)
     return "".join(out)
+
+
+def buckets(turns: Turns, max_points: int = MAX_POINTS) -> list[dict[str, Any]]:
+    """Consecutive turns grouped so at most `max_points` remain: each bucket's first and
+    last turn, the mean, min and max prompt tokens, the mean full history, its fold-ins."""
+    size = max(1, math.ceil(len(turns) / max_points))
+    out = []
+    for start in range(0, len(turns), size):
+        chunk = turns[start : start + size]
+        prompts = [t["prompt_tokens"] for t in chunk]
+        out.append(
+            {
+                "turn": chunk[0]["turn"],
+                "last": chunk[-1]["turn"],
+                "prompt": sum(prompts) / len(prompts),
+                "prompt_min": min(prompts),
+                "prompt_max": max(prompts),
+                "full": sum(t["full_history_tokens"] for t in chunk) / len(chunk),
+                "folds": sum(t["fold_calls"] for t in chunk),
+            }
+        )
+    return out
 
 
 def nice_ceiling(value: float) -> int:

@@ -12,31 +12,17 @@ import math
 from pathlib import Path
 from typing import Any
 
-from bot.ops.chart import FOLD, FULL, PROMPT, RESET, ChartError, Turns, by_session
-
-MAX_POINTS = 400  # more points than this on a 10-inch panel is ink, not information
-FOLD_MARKS = 60  # fold-in markers per panel, at most
-
-
-def buckets(turns: Turns, max_points: int = MAX_POINTS) -> list[dict[str, float]]:
-    """Consecutive turns grouped so at most `max_points` remain: each bucket's first turn,
-    the mean, min and max prompt tokens, the mean full history and its fold-in calls."""
-    size = max(1, math.ceil(len(turns) / max_points))
-    out = []
-    for start in range(0, len(turns), size):
-        chunk = turns[start : start + size]
-        prompts = [t["prompt_tokens"] for t in chunk]
-        out.append(
-            {
-                "turn": chunk[0]["turn"],
-                "prompt": sum(prompts) / len(prompts),
-                "prompt_min": min(prompts),
-                "prompt_max": max(prompts),
-                "full": sum(t["full_history_tokens"] for t in chunk) / len(chunk),
-                "folds": sum(t["fold_calls"] for t in chunk),
-            }
-        )
-    return out
+from bot.ops.chart import (
+    FOLD,
+    FOLD_MARKS,
+    FULL,
+    PROMPT,
+    RESET,
+    ChartError,
+    Turns,
+    buckets,
+    by_session,
+)
 
 
 def png_support() -> Any:

@@ -1,13 +1,14 @@
-"""The PNG chart of a long replay: aggregated instead of a solid band, with the legend and
-totals the SVG and HTML have."""
+"""The chart of a long replay: aggregated instead of a solid band (PNG and SVG), and the PNG
+with the legend and totals the SVG and HTML have."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
-from bot.ops.chart import write_chart
-from bot.ops.chart_png import FOLD_MARKS, MAX_POINTS, buckets, png_figure, totals_line
+from bot.ops.chart import FOLD_MARKS, MAX_POINTS, buckets, svg_document, write_chart
+from bot.ops.chart_png import png_figure, totals_line
 
 
 def report(turns: int) -> dict[str, Any]:
@@ -69,3 +70,12 @@ def test_png_has_legend_totals_and_few_points(tmp_path: Path) -> None:
     assert "2000 turns, 5 turns per point" in ax.get_title()
     write_chart(data, tmp_path / "long.png")
     assert (tmp_path / "long.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_svg_of_a_long_replay_is_aggregated_too() -> None:
+    """The SVG's lines and fold-in marks are bounded like the PNG's; the tooltip says the span."""
+    svg = svg_document(report(2000))
+    assert svg.count("<path d=") <= FOLD_MARKS + 4  # the marks, plus the legend's triangle
+    for points in re.findall(r'<polyline points="([^"]*)"', svg):
+        assert len(points.split()) <= MAX_POINTS
+    assert re.search(r"<title>turns \d+–\d+: \d+ fold-in call\(s\)</title>", svg)
