@@ -83,9 +83,8 @@ async def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         await store.close()
     if not removed:
-        known = "see `ventana sessions`"
-        print(f"ventana: unknown session key {args.key!r} in {settings.db} ({known})",
-              file=sys.stderr)  # fmt: skip
+        print(f"ventana: unknown session key {args.key!r} in {settings.db}"
+              " (see `ventana sessions`)", file=sys.stderr)  # fmt: skip
         return 1
     print(f"forgot {args.key}: {removed} session/inbox rows and everything under them")
     return 0
