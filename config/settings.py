@@ -3,19 +3,24 @@
 Sources, strongest first: the environment, `.env`, then the TOML file named by
 `VENTANA_CONFIG` (keys are the variable names, in any case: `VENTANA_WINDOW_EXCHANGES = 8`
 or `window_exchanges = 8`). Invalid values are collected into one `SettingsInvalid`
-naming every bad variable; values are never echoed, so secrets cannot leak through it.
+naming every bad variable and the value it got, except secrets, which are never echoed.
+A `VENTANA_CONFIG` file that does not exist, or a key in it that no setting has, is an
+error too. Choices (`json`/`console`, `es`/`en`, ...) are accepted in any case.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
+import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     AliasChoices,
+    BeforeValidator,
     Field,
     SecretStr,
     ValidationError,
@@ -49,13 +54,20 @@ def _v(env: str, default: Any, **kw: Any) -> Any:
 UserList = Annotated[tuple[str, ...], NoDecode]
 
 
+def _lower(value: object) -> object:
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+Lower = BeforeValidator(_lower)  # choices are accepted in any case: JSON, Json, json
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_file=".env", extra="ignore", case_sensitive=False, populate_by_name=True
     )
 
     db: Path = _v("VENTANA_DB", Path("./data/ventana.db"))
-    db_sync: Literal["normal", "full"] = _v("VENTANA_DB_SYNC", "normal")
+    db_sync: Annotated[Literal["normal", "full"], Lower] = _v("VENTANA_DB_SYNC", "normal")
     chat_model: str = _v("VENTANA_CHAT_MODEL", "offline")
     summary_model: str = _v("VENTANA_SUMMARY_MODEL", "offline")
     window_exchanges: int = _v("VENTANA_WINDOW_EXCHANGES", 6, ge=1, le=200)
@@ -64,10 +76,12 @@ class Settings(BaseSettings):
     context_tokens: int = _v("VENTANA_CONTEXT_TOKENS", 8000, ge=512, le=2_000_000)
     reply_tokens: int = _v("VENTANA_REPLY_TOKENS", 1024, ge=16, le=200_000)
     summary_tokens: int = _v("VENTANA_SUMMARY_TOKENS", 800, ge=64, le=100_000)
-    topic_detection: Literal["llm", "heuristic", "off"] = _v(
+    topic_detection: Annotated[Literal["llm", "heuristic", "off"], Lower] = _v(
         "VENTANA_TOPIC_DETECTION", "heuristic"
     )
-    topic_profile: Literal["support", "chat"] = _v("VENTANA_TOPIC_PROFILE", "support")
+    topic_profile: Annotated[Literal["support", "chat"], Lower] = _v(
+        "VENTANA_TOPIC_PROFILE", "support"
+    )
     idle_reset_hours: float = _v("VENTANA_IDLE_RESET_HOURS", 0.0, ge=0)
     undo_minutes: float = _v("VENTANA_UNDO_MINUTES", 60.0, ge=0)
     max_message_chars: int = _v("VENTANA_MAX_MESSAGE_CHARS", 16_000, ge=100)
@@ -76,10 +90,14 @@ class Settings(BaseSettings):
     allowed_users: UserList = _v("VENTANA_ALLOWED_USERS", ())
     system_prompt: str | None = _v("VENTANA_SYSTEM_PROMPT", None)
     system_prompt_file: Path | None = _v("VENTANA_SYSTEM_PROMPT_FILE", None)
-    language: Literal["es", "en"] = _v("VENTANA_LANGUAGE", "es")
-    group_mode: Literal["shared", "per_user"] = _v("VENTANA_GROUP_MODE", "shared")
-    log_format: Literal["json", "console"] = _v("VENTANA_LOG_FORMAT", "console")
-    log_level: Literal["debug", "info", "warning", "error"] = _v("VENTANA_LOG_LEVEL", "info")
+    language: Annotated[Literal["es", "en"], Lower] = _v("VENTANA_LANGUAGE", "es")
+    group_mode: Annotated[Literal["shared", "per_user"], Lower] = _v(
+        "VENTANA_GROUP_MODE", "shared"
+    )
+    log_format: Annotated[Literal["json", "console"], Lower] = _v("VENTANA_LOG_FORMAT", "console")
+    log_level: Annotated[Literal["debug", "info", "warning", "error"], Lower] = _v(
+        "VENTANA_LOG_LEVEL", "info"
+    )
     http_host: str = _v("VENTANA_HTTP_HOST", "127.0.0.1")
     http_port: int = _v("VENTANA_HTTP_PORT", 8080, ge=1, le=65535)
 
@@ -195,12 +213,23 @@ class Settings(BaseSettings):
 
 
 class SettingsInvalid(Exception):
-    """Every invalid variable at once, named as the user wrote it; values never shown."""
+    """Every invalid variable at once, named as the user wrote it (with its value, unless
+    it is a secret)."""
 
     def __init__(self, problems: Mapping[str, str]) -> None:
         self.problems = dict(problems)
         lines = [f"  {name}: {why}" for name, why in self.problems.items()]
         super().__init__("invalid settings:\n" + "\n".join(lines))
+
+
+def _is_secret(name: str) -> bool:
+    """Whether the field `name` (a field name or any of its aliases) holds a secret."""
+    for field, info in Settings.model_fields.items():
+        alias = info.validation_alias
+        names = {field, *(str(c).lower() for c in getattr(alias, "choices", []))}
+        if name.lower() in names:
+            return SecretStr in (info.annotation, *get_args(info.annotation))
+    return True  # unknown: do not risk echoing it
 
 
 def _variable(loc: tuple[int | str, ...]) -> str:
@@ -212,15 +241,68 @@ def _variable(loc: tuple[int | str, ...]) -> str:
     return field.upper()
 
 
+def _shown(value: object) -> str:
+    text = str(value)
+    return repr(text if len(text) <= 80 else text[:79] + "…")
+
+
+def known_names() -> dict[str, str]:
+    """Every name a setting answers to, lowercased, mapped to its environment variable."""
+    names: dict[str, str] = {}
+    for field, info in Settings.model_fields.items():
+        alias = info.validation_alias
+        choices = alias.choices if isinstance(alias, AliasChoices) else [field]
+        env = str(choices[0])
+        names.update({str(c).lower(): env for c in choices} | {field: env})
+    return names
+
+
+def closest(name: str, candidates: list[str]) -> str | None:
+    """The candidate `name` was most likely meant as: a near spelling, else the shortest
+    one it abbreviates (`window` → `window_exchanges`)."""
+    match = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
+    if match:
+        return match[0]
+    longer = [c for c in candidates if len(name) >= 3 and c.startswith(name)]
+    return min(longer, key=len) if longer else None
+
+
+def _toml_problems(raw: str) -> dict[str, str]:
+    """The VENTANA_CONFIG file must exist and hold only keys that some setting has."""
+    path = Path(raw)
+    if not path.is_file():
+        return {"VENTANA_CONFIG": f"file {raw!r} does not exist"}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        return {"VENTANA_CONFIG": f"{raw}: {exc}"}
+    known = known_names()
+    unknown = []
+    for key in data:
+        if key.lower() not in known:
+            guess = closest(key.lower(), list(known))
+            hint = f" (did you mean {known[guess]}?)" if guess else ""
+            unknown.append(f"{key!r}{hint}")
+    if unknown:
+        return {"VENTANA_CONFIG": f"{raw}: unknown key(s) {', '.join(unknown)}"}
+    return {}
+
+
 def load_settings(**overrides: Any) -> Settings:
     """Read every source once; raise `SettingsInvalid` listing every bad variable."""
+    toml = os.environ.get("VENTANA_CONFIG")
+    problems = _toml_problems(toml) if toml else {}
+    if problems:
+        raise SettingsInvalid(problems)
     try:
         return Settings(**overrides)
     except ValidationError as exc:
-        problems: dict[str, str] = {}
-        for err in exc.errors(include_input=False, include_url=False):
+        for err in exc.errors(include_url=False):
+            loc = tuple(err["loc"])
             message = err["msg"].removeprefix("Value error, ")
-            problems.setdefault(_variable(tuple(err["loc"])), message)
+            if loc and not _is_secret(str(loc[0])) and "input" in err:
+                message += f" (got {_shown(err['input'])})"
+            problems.setdefault(_variable(loc), message)
         raise SettingsInvalid(problems) from None
     except (OSError, ValueError) as exc:  # an unreadable or malformed TOML file
         raise SettingsInvalid({"VENTANA_CONFIG": str(exc)}) from None

@@ -31,12 +31,32 @@ class ConsoleOutbox:
         yield
 
 
+PROMPT = "you> "
+
+
 def _reader(
     loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[str | None], src: TextIO
 ) -> None:
     """Blocking reads on a daemon thread, so Ctrl-C never waits for a line."""
     for line in src:
         loop.call_soon_threadsafe(queue.put_nowait, line)
+    loop.call_soon_threadsafe(queue.put_nowait, None)
+
+
+def _line_editor(
+    loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[str | None], turn: threading.Semaphore
+) -> None:
+    """A terminal: `input()` with readline (arrows, history, Ctrl-A/E), one prompt per turn
+    so the prompt never shows up before the bot's reply."""
+    import readline  # noqa: F401 - importing it is what gives input() line editing
+
+    while True:
+        turn.acquire()
+        try:
+            line = input(PROMPT)
+        except (EOFError, KeyboardInterrupt):
+            break
+        loop.call_soon_threadsafe(queue.put_nowait, line + "\n")
     loop.call_soon_threadsafe(queue.put_nowait, None)
 
 
@@ -59,13 +79,16 @@ async def run_console(
     await app.handler.recover()
     await app.handler.drain()
     queue: asyncio.Queue[str | None] = asyncio.Queue()
-    threading.Thread(
-        target=_reader, args=(asyncio.get_running_loop(), queue, src), daemon=True
-    ).start()
+    loop, turn = asyncio.get_running_loop(), threading.Semaphore(0)
+    editor = src is sys.stdin and out is sys.stdout and src.isatty()
+    reader = (_line_editor, (loop, queue, turn)) if editor else (_reader, (loop, queue, src))
+    threading.Thread(target=reader[0], args=reader[1], daemon=True).start()
     interactive = src.isatty()
     while True:
-        if interactive:
-            out.write("you> ")
+        if editor:
+            turn.release()
+        elif interactive:
+            out.write(PROMPT)
             out.flush()
         line = await queue.get()
         if line is None or line.strip().lower() in QUIT:

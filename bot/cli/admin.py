@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from bot.app import App, build_models
+from bot.cli.channel_probe import check_channels, doctor_warnings
 from config.settings import Settings
 from memory.store.sqlite.store import SQLiteStore
 
@@ -63,10 +65,14 @@ async def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
         if on
     ]
     _line(True, "channels", ", ".join(channels) or "console only")
+    doctor_warnings(settings)
     if args.live:
         for label, model in (("chat live", chat), ("summary live", summary)):
             result = await probe(model)
             good &= _line(result.ok, label, f"{result.latency_s * 1000:.0f} ms {result.detail}")
+        for check in await check_channels(settings):
+            ms = f"{check.latency_s * 1000:.0f} ms"
+            good &= _line(check.ok, f"{check.channel} live", f"{ms} {check.detail}")
     return 0 if good else 1
 
 
@@ -76,6 +82,10 @@ async def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
         removed = await store.forget(args.key)
     finally:
         await store.close()
+    if not removed:
+        print(f"ventana: unknown session key {args.key!r} in {settings.db}"
+              " (see `ventana sessions`)", file=sys.stderr)  # fmt: skip
+        return 1
     print(f"forgot {args.key}: {removed} session/inbox rows and everything under them")
     return 0
 

@@ -7,9 +7,13 @@ import asyncio
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
+from importlib.metadata import PackageNotFoundError, version
+
+import structlog
 
 from bot.cli import admin as cli_admin
 from bot.cli import run as cli_run
+from config.checks import names_in_use, unknown_variables
 from config.logging import configure_logging
 from config.settings import Settings, SettingsInvalid, load_settings
 
@@ -21,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="ventana",
         description="A Telegram and WhatsApp bot whose LLM remembers long conversations.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in (cli_run, cli_admin):
         module.register(sub)
@@ -41,11 +46,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ventana: {exc}", file=sys.stderr)
         return 2
     configure_logging(settings.log_format, settings.log_level)
+    warn_unknown_variables()
     runner: Runner = args.runner
     try:
         return asyncio.run(_guarded(runner(args, settings)))
     except KeyboardInterrupt:  # Ctrl-C before the loop could install its handler
         return 130
+
+
+def _version() -> str:
+    try:
+        return version("ventana")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree, uninstalled
+        return "unknown (not installed)"
+
+
+def warn_unknown_variables() -> None:
+    """A typo'd VENTANA_* name (environment or .env) leaves a setting at its default: say so."""
+    log = structlog.get_logger("bot.cli")
+    for name, guess in unknown_variables(names_in_use()):
+        hint = {"did_you_mean": guess} if guess else {}
+        log.warning("unknown_setting", variable=name, **hint)
 
 
 async def _guarded(work: Awaitable[int]) -> int:

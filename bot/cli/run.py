@@ -9,6 +9,7 @@ import structlog
 
 from bot.app import App
 from bot.channels.console import run_console
+from config.checks import offline_behind_channel
 from config.logging import configure_logging
 from config.settings import Settings
 
@@ -60,4 +61,7 @@ async def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
             await app.aclose()
     from bot.channels.run import run_channels
 
+    offline = offline_behind_channel(settings)
+    if offline is not None:
+        log.warning("offline_chat_model", hint=offline)
     return await run_channels(settings)

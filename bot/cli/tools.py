@@ -12,11 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from bot.ops import inspect_view
 from bot.ops.chart import ChartError, by_session, write_chart
+from bot.ops.chart_png import png_support
 from bot.ops.replay import Report, TranscriptError, run_replay, write_outputs
 from config.logging import configure_logging
 from config.settings import Settings, SettingsInvalid, load_settings
@@ -43,7 +46,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     replay.add_argument("--fold-batch", type=int, metavar="K", help="fold when K are pending")
     replay.add_argument("--chat-model", metavar="M", help="provider:model for unscripted turns")
     replay.add_argument("--summary-model", metavar="M", help="provider:model for fold-in")
-    replay.add_argument("--topic", choices=("llm", "heuristic", "off"), help="topic detection")
+    replay.add_argument("--topic", type=str.lower, choices=("llm", "heuristic", "off"),
+                        help="topic detection")  # fmt: skip
     replay.add_argument("--out", type=Path, metavar="REPORT.json", help="write the report")
     replay.add_argument("--contexts", type=Path, metavar="CONTEXTS.jsonl",
                         help="write every chat request, one line per turn")  # fmt: skip
@@ -75,6 +79,10 @@ async def cmd_replay(args: argparse.Namespace, settings: Settings) -> int:
         return _err(f"no transcript at {args.transcript}")
     if args.chart is not None and args.chart.suffix.lower() not in CHARTS:
         return _err(f"--chart {args.chart}: use a .html, .svg or .png file name")
+    problem = _output_problem(args)
+    if problem is not None:  # found before the replay runs, not after
+        print(f"ventana: {problem}", file=sys.stderr)
+        return 2
     overrides = {f: getattr(args, a) for a, f in OVERRIDES.items() if getattr(args, a) is not None}
     try:
         settings = load_settings(**overrides) if overrides else settings
@@ -95,6 +103,24 @@ async def cmd_replay(args: argparse.Namespace, settings: Settings) -> int:
             return _err(str(exc))
     _print_summary(report, args)
     return 0
+
+
+def _output_problem(args: argparse.Namespace) -> str | None:
+    """Why an output file could not be written (missing folder, no PNG support), or None."""
+    for flag in ("out", "contexts", "chart"):
+        path: Path | None = getattr(args, flag)
+        if path is None:
+            continue
+        if not path.parent.is_dir():
+            return f"--{flag} {path}: the folder {path.parent} does not exist"
+        if path.is_dir():
+            return f"--{flag} {path}: is a folder; give a file name"
+    if args.chart is not None and args.chart.suffix.lower() == ".png":
+        try:
+            png_support()
+        except ChartError as exc:
+            return str(exc)
+    return None
 
 
 async def _replay_with_progress(path: Path, settings: Settings) -> Report:
@@ -120,7 +146,7 @@ def _print_summary(report: Report, args: argparse.Namespace) -> None:
     for name, turns in by_session(data["turns"]).items():
         prompt = sum(t["prompt_tokens"] for t in turns)
         full = sum(t["full_history_tokens"] for t in turns)
-        table.add_row(name, str(len(turns)), f"{prompt:,}", f"{full:,}",
+        table.add_row(Text(name), str(len(turns)), f"{prompt:,}", f"{full:,}",
                       f"{prompt / full:.3f}" if full else "-",
                       str(sum(t["fold_calls"] for t in turns)),
                       str(sum(1 for t in turns if t["reset"])))  # fmt: skip
@@ -164,7 +190,7 @@ async def cmd_inspect(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         _dump(data)
     else:
-        inspect_view.render(data, Console())
+        inspect_view.render(data, inspect_view.terminal())
     return 0
 
 
@@ -187,14 +213,15 @@ async def cmd_sessions(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         _dump({"format": inspect_view.FORMAT, "sessions": rows})
         return 0
-    table = Table(title=f"sessions in {settings.db}")
+    table = Table(title=escape(f"sessions in {settings.db}"))
     for col in ("key", "last activity", "exchanges", "noise", "episodes", "summaries", "debug"):
-        table.add_column(col, justify="left" if col in ("key", "last activity") else "right")
+        left = col in ("key", "last activity")
+        table.add_column(col, justify="left" if left else "right", overflow="fold")
     for r in rows:
-        table.add_row(r["key"], (r["last_activity"] or "-")[:19], str(r["exchanges"]),
-                      str(r["noise"]), str(r["episodes"]), str(r["summary_versions"]),
-                      "on" if r["debug"] else "")  # fmt: skip
-    Console().print(table if rows else "no sessions yet")
+        inspect_view.row(table, r["key"], (r["last_activity"] or "-")[:19], str(r["exchanges"]),
+                         str(r["noise"]), str(r["episodes"]), str(r["summary_versions"]),
+                         "on" if r["debug"] else "")  # fmt: skip
+    inspect_view.terminal().print(table if rows else "no sessions yet")
     return 0
 
 

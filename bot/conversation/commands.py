@@ -75,8 +75,10 @@ async def _forget(h: ConversationHandler, entry: InboxEntry, arg: str) -> list[s
 
 async def _summary(h: ConversationHandler, entry: InboxEntry, _arg: str) -> list[str]:
     state = await h.store.peek_state(entry.key, h.settings.window_exchanges)
-    if state is None or state.summary is None:
-        return [t(h.language, "summary_none", window=h.settings.window_exchanges)]
+    if state is None or (state.summary is None and not (state.window or state.pending)):
+        return [t(h.language, "summary_empty")]
+    if state.summary is None:
+        return [t(h.language, "summary_none", count=len(state.window) + len(state.pending))]
     return [t(h.language, "summary", version=state.summary.version, text=state.summary.text)]
 
 

@@ -20,8 +20,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "forget_confirm": "Esto borrará para siempre todo lo que guardé de esta conversación. "
         "Para confirmar, escribe: /forget confirm",
         "forget_done": "Borré todos tus datos. Si me escribes de nuevo, empezaremos de cero.",
-        "summary_none": "Aún no tengo un resumen: recuerdo tal cual los últimos {window} "
-        "intercambios (tus mensajes y mis respuestas).",
+        "summary_empty": "Todavía no hemos hablado de nada en esta conversación, así que no "
+        "hay nada que recordar aún.",
+        "summary_none": "Aún no tengo un resumen: recuerdo palabra por palabra todo lo que "
+        "hablamos hasta ahora (intercambios: {count}).",
         "summary": "Esto es lo que recuerdo de la conversación (versión {version}):\n\n{text}",
         "debug_on": "Modo depuración activado: te mostraré lo que recibiría el modelo, sin "
         "llamarlo ni guardar nada. /debug off para salir.",
@@ -67,8 +69,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "forget_confirm": "This will permanently erase everything I stored about this "
         "conversation. To confirm, send: /forget confirm",
         "forget_done": "I erased all your data. If you write again, we start from scratch.",
-        "summary_none": "I have no summary yet: I remember the last {window} exchanges (your "
-        "messages and my replies) as they are.",
+        "summary_empty": "We haven't talked about anything in this conversation yet, so there "
+        "is nothing to remember so far.",
+        "summary_none": "I have no summary yet: I remember everything we said so far word for "
+        "word (exchanges: {count}).",
         "summary": "This is what I remember of our conversation (version {version}):\n\n{text}",
         "debug_on": "Debug mode on: I'll show what the model would receive, without calling "
         "it or storing anything. /debug off to leave.",

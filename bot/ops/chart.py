@@ -1,13 +1,12 @@
 """`--chart`: prompt tokens per turn against full history, one panel per session.
 
 `.html` is a self-contained page with inline SVG (no scripts, no network), `.svg` the
-bare panels (READMEs can show it); `.png` uses matplotlib when it is installed. All read
-only the replay report's JSON form.
+bare panels (READMEs can show it); `.png` (`chart_png`) uses matplotlib, from the `chart`
+extra. All read only the replay report's JSON form.
 """
 
 from __future__ import annotations
 
-import importlib
 import math
 from html import escape
 from pathlib import Path
@@ -17,6 +16,8 @@ Turns = list[dict[str, Any]]
 WIDTH, HEIGHT = 920, 330
 LEFT, RIGHT, TOP, BOTTOM = 72, 24, 44, 48
 PROMPT, FULL, FOLD, RESET = "#1f6feb", "#b0b7c3", "#2da44e", "#cf222e"
+MAX_POINTS = 400  # more points than this across one panel is ink, not information
+FOLD_MARKS = 60  # fold-in markers per panel, at most
 
 
 class ChartError(Exception):
@@ -30,7 +31,9 @@ def write_chart(report: dict[str, Any], path: Path) -> None:
     elif suffix == ".svg":
         path.write_text(svg_document(report), encoding="utf-8")
     elif suffix == ".png":
-        _png(report, path)
+        from bot.ops.chart_png import write_png  # matplotlib is optional: only here
+
+        write_png(report, path)
     else:
         raise ChartError(f"--chart {path.name}: use a .html, .svg or .png file name")
 
@@ -121,17 +124,22 @@ def svg_panel(session: str, turns: Turns) -> str:
                 f'stroke="{RESET}" stroke-dasharray="5 4"><title>turn {t["turn"]}: reset '
                 f"({reason})</title></line>"
             )
-    for key, colour in (("full_history_tokens", FULL), ("prompt_tokens", PROMPT)):
-        points = " ".join(f"{x(t['turn']):.1f},{y(t[key]):.1f}" for t in turns)
+    for key, colour in (("full", FULL), ("prompt", PROMPT)):  # ≤ MAX_POINTS: a line, not ink
+        points = " ".join(f"{x(p['turn']):.1f},{y(p[key]):.1f}" for p in buckets(turns))
         parts.append(
             f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2"/>'
         )
-    for t in turns:
-        if t["fold_calls"]:
-            xi, yb = x(t["turn"]), TOP + plot_h
+    for p in buckets(turns, FOLD_MARKS):  # hundreds of triangles would be a solid band
+        if p["folds"]:
+            xi, yb = x(p["turn"]), TOP + plot_h
+            span = (
+                f"turn {p['turn']}"
+                if p["last"] == p["turn"]
+                else (f"turns {p['turn']}–{p['last']}")
+            )
             parts.append(
-                f'<path d="M{xi:.1f},{yb - 9:.1f} l-5,9 h10 z" fill="{FOLD}"><title>turn '
-                f"{t['turn']}: {t['fold_calls']} fold-in call(s)</title></path>"
+                f'<path d="M{xi:.1f},{yb - 9:.1f} l-5,9 h10 z" fill="{FOLD}"><title>{span}: '
+                f"{p['folds']} fold-in call(s)</title></path>"
             )
     prompt = sum(t["prompt_tokens"] for t in turns)
     full = sum(t["full_history_tokens"] for t in turns) or 1
@@ -195,6 +203,28 @@ def _legend() -> str:
     return "".join(out)
 
 
+def buckets(turns: Turns, max_points: int = MAX_POINTS) -> list[dict[str, Any]]:
+    """Consecutive turns grouped so at most `max_points` remain: each bucket's first and
+    last turn, the mean, min and max prompt tokens, the mean full history, its fold-ins."""
+    size = max(1, math.ceil(len(turns) / max_points))
+    out = []
+    for start in range(0, len(turns), size):
+        chunk = turns[start : start + size]
+        prompts = [t["prompt_tokens"] for t in chunk]
+        out.append(
+            {
+                "turn": chunk[0]["turn"],
+                "last": chunk[-1]["turn"],
+                "prompt": sum(prompts) / len(prompts),
+                "prompt_min": min(prompts),
+                "prompt_max": max(prompts),
+                "full": sum(t["full_history_tokens"] for t in chunk) / len(chunk),
+                "folds": sum(t["fold_calls"] for t in chunk),
+            }
+        )
+    return out
+
+
 def nice_ceiling(value: float) -> int:
     """The smallest 1, 2, 2.5 or 5 × 10^k at or above `value`."""
     if value <= 1:
@@ -204,36 +234,3 @@ def nice_ceiling(value: float) -> int:
         if factor * power >= value:
             return math.ceil(factor * power)
     return math.ceil(10 * power)  # pragma: no cover - the loop always returns
-
-
-# -- PNG --------------------------------------------------------------------------------------
-
-
-def _png(report: dict[str, Any], path: Path) -> None:
-    try:
-        matplotlib = importlib.import_module("matplotlib")
-        matplotlib.use("Agg")
-        plt = importlib.import_module("matplotlib.pyplot")
-    except ImportError:
-        raise ChartError(
-            "a .png chart needs matplotlib: `pip install matplotlib`, or use a .html file"
-        ) from None
-    sessions = by_session(report.get("turns", []))
-    fig, axes = plt.subplots(len(sessions) or 1, 1, figsize=(10, 3.4 * max(1, len(sessions))),
-                             squeeze=False)  # fmt: skip
-    for ax, (session, turns) in zip(axes[:, 0], sessions.items(), strict=False):
-        xs = [t["turn"] for t in turns]
-        ax.plot(xs, [t["full_history_tokens"] for t in turns], color=FULL, label="full history")
-        ax.plot(xs, [t["prompt_tokens"] for t in turns], color=PROMPT, label="ventana prompt")
-        folds = [t["turn"] for t in turns if t["fold_calls"]]
-        ax.plot(folds, [0] * len(folds), "^", color=FOLD, label="fold-in")
-        for t in turns:
-            if t["reset"]:
-                ax.axvline(t["turn"], color=RESET, linestyle="--", linewidth=1)
-        ax.set_title(f"session {session}")
-        ax.set_xlabel("turn")
-        ax.set_ylabel("tokens per request")
-        ax.legend(loc="upper left")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)

@@ -11,8 +11,10 @@ import json
 from typing import Any
 
 from rich.console import Console, Group
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
+from rich.text import Text
 
 from config.settings import Settings
 from memory.policy import assemble
@@ -140,13 +142,33 @@ def clip(text: str | None, width: int = CLIP) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
+def terminal(console: Console | None = None) -> Console:
+    """A console for our tables: a terminal's own width, or no width limit when piped, so
+    keys and reasons are never cut at 80 columns."""
+    probe = console or Console()
+    return probe if probe.is_terminal else Console(width=100_000, soft_wrap=True)
+
+
+def table(title: str, *columns: str, **kw: Any) -> Table:
+    """A table whose cells fold long words onto the next line instead of cutting them."""
+    out = Table(title=title, title_justify="left", **kw)
+    for col in columns:
+        out.add_column(col, overflow="fold")
+    return out
+
+
+def row(out: Table, *cells: str) -> None:
+    """Cells as plain Text: user text is data, never Rich markup (`[/]`, `[bracketed]`)."""
+    out.add_row(*(Text(cell) for cell in cells))
+
+
 def render(data: dict[str, Any], console: Console) -> None:
     s = data["session"]
     console.print(
-        Panel(
+        Panel.fit(
             f"last activity {s['last_activity'] or '-'} · created {s['created_at']} · "
             f"debug {'on' if s['debug'] else 'off'} · current episode {s['current_episode']}",
-            title=f"[b]{data['key']}[/b]",
+            title=f"[b]{escape(data['key'])}[/b]",
         )
     )
     console.print(_episodes_table(data["episodes"]))
@@ -156,69 +178,63 @@ def render(data: dict[str, Any], console: Console) -> None:
         console.print(_exchanges_table(f"{name} ({len(cur[name])})", cur[name]))
     if cur["summary"]:
         title = f"summary v{cur['summary_version']} · checkpoint #{cur['checkpoint']}"
-        console.print(Panel(cur["summary"], title=title))
+        console.print(Panel.fit(Text(cur["summary"]), title=title))
     if data["noise"]:
         console.print(_noise_table(data["noise"]))
     console.print(_tokens_table(data["tokens"]))
 
 
 def _episodes_table(episodes: list[dict[str, Any]]) -> Table:
-    table = Table(title="episodes", title_justify="left")
-    for col in ("id", "began", "reason", "started", "closed", "exchanges", "noise", "signals"):
-        table.add_column(col)
+    out = table("episodes", "id", "began", "reason", "started", "closed", "exchanges", "noise",
+                "signals")  # fmt: skip
     for e in episodes:
         signals = json.dumps(e["signals"], ensure_ascii=False) if e["signals"] else ""
-        table.add_row(str(e["id"]), e["began"], e["reason"] or "", e["started_at"][:19],
-                      (e["closed_at"] or "open")[:19], str(e["exchanges"]), str(e["noise"]),
-                      clip(signals, 60))  # fmt: skip
-    return table
+        row(out, str(e["id"]), e["began"], e["reason"] or "", e["started_at"][:19],
+            (e["closed_at"] or "open")[:19], str(e["exchanges"]), str(e["noise"]),
+            signals)  # fmt: skip
+    return out
 
 
 def _summaries_table(episodes: list[dict[str, Any]]) -> Table:
-    table = Table(title="summary versions", title_justify="left")
-    for col in ("episode", "v", "checkpoint", "prompt", "model", "source", "in/out tok",
-                "round", "dropped"):  # fmt: skip
-        table.add_column(col)
+    out = table("summary versions", "episode", "v", "checkpoint", "prompt", "model", "source",
+                "in/out tok", "round", "dropped")  # fmt: skip
     for e in episodes:
         for v in e["summaries"]:
-            table.add_row(str(e["id"]), str(v["version"]), f"#{v['checkpoint']}",
-                          v["prompt_version"], v["model"],
-                          f"#{v['source_from']}–#{v['source_to']}",
-                          f"{v['input_tokens']}/{v['output_tokens']}", str(v["round"]),
-                          str(len(v["dropped_facts"] or [])))  # fmt: skip
-    return table
+            row(out, str(e["id"]), str(v["version"]), f"#{v['checkpoint']}",
+                str(v["prompt_version"]), str(v["model"]),
+                f"#{v['source_from']}–#{v['source_to']}",
+                f"{v['input_tokens']}/{v['output_tokens']}", str(v["round"]),
+                str(len(v["dropped_facts"] or [])))  # fmt: skip
+    return out
 
 
 def _exchanges_table(title: str, rows: list[dict[str, Any]]) -> Table:
-    table = Table(title=title, title_justify="left")
-    for col in ("id", "user", "assistant"):
-        table.add_column(col)
+    out = table(title, "id", "user", "assistant")
     for x in rows:
-        table.add_row(f"#{x['id']}", clip(x["user"]), clip(x["assistant"]))
-    return table
+        row(out, f"#{x['id']}", clip(x["user"]), clip(x["assistant"]))
+    return out
 
 
 def _noise_table(rows: list[dict[str, Any]]) -> Table:
-    table = Table(title=f"noise ({len(rows)}), stored but never sent", title_justify="left")
-    for col in ("id", "episode", "reason", "user", "reply"):
-        table.add_column(col)
+    out = table(f"noise ({len(rows)}), stored but never sent", "id", "episode", "reason",
+                "user", "reply")  # fmt: skip
     for x in rows:
-        table.add_row(f"#{x['id']}", str(x["episode"]), x["reason"] or "", clip(x["user"], 50),
-                      clip(x["assistant"], 50))  # fmt: skip
-    return table
+        row(out, f"#{x['id']}", str(x["episode"]), x["reason"] or "", clip(x["user"], 50),
+            clip(x["assistant"], 50))  # fmt: skip
+    return out
 
 
 def _tokens_table(tokens: dict[str, Any]) -> Group:
     nxt = tokens["next_request_without_message"]
-    table = Table(title=f"tokens ({tokens['tokenizer']})", title_justify="left")
-    table.add_column("part")
-    table.add_column("tokens", justify="right")
+    out = Table(title=f"tokens ({escape(tokens['tokenizer'])})", title_justify="left")
+    out.add_column("part")
+    out.add_column("tokens", justify="right")
     for part in ("system", "summary", "pending", "window", "total"):
-        table.add_row(part, f"{nxt[part]:,}")
-    table.add_row("budget", f"{tokens['budget']:,}")
+        out.add_row(part, f"{nxt[part]:,}")
+    out.add_row("budget", f"{tokens['budget']:,}")
     note = (
         f"stored requests: total {tokens['stored_prompt_tokens_total']:,}, last "
         f"{tokens['last_prompt_tokens']:,}, max {tokens['max_prompt_tokens']:,}; replies "
         f"{tokens['reply_tokens_total']:,}"
     )
-    return Group(table, note)
+    return Group(out, Text(note))

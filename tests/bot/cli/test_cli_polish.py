@@ -1,0 +1,184 @@
+"""The small things of issue 21 from the command line: --version, markup-safe and uncut
+inspect/sessions, replay outputs checked first, forget of an unknown key, doctor's
+warnings, the honest empty /summary, typo'd variables."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+import structlog
+
+from bot.app import App
+from bot.cli.main import main
+from bot.conversation.inbound import Inbound
+from config.settings import Settings, load_settings
+from tests.bot.cli.test_cli import _env, _run
+
+LONG_KEY = "console:" + "a-very-long-session-name-" * 5 + "end"
+
+
+@pytest.fixture(autouse=True)
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A clean environment on a database of our own; logging restored afterwards."""
+    for info in Settings.model_fields.values():
+        for name in getattr(info.validation_alias, "choices", []):
+            monkeypatch.delenv(str(name), raising=False)
+    monkeypatch.delenv("VENTANA_CONFIG", raising=False)
+    monkeypatch.setenv("VENTANA_DB", str(tmp_path / "polish.db"))
+    monkeypatch.setenv("VENTANA_LANGUAGE", "en")
+    monkeypatch.chdir(tmp_path)
+    saved, root = structlog.get_config(), logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    structlog.configure(**saved)
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
+async def _say(key: str, *texts: str) -> None:
+    app = await App.build(load_settings())
+    try:
+        for n, text in enumerate(texts):
+            await app.handler.handle(Inbound(key, text, f"{key}-{n}", datetime.now(UTC), key))
+        await app.folds.drain()
+    finally:
+        await app.aclose()
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    """`ventana --version` prints the installed version and exits 0."""
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == "ventana 0.1.0"
+
+
+def test_inspect_shows_markup_as_text(capsys: pytest.CaptureFixture[str]) -> None:
+    """User text with `[/]` and `[bracketed]` words is shown as written, never parsed."""
+    asyncio.run(_say("console:rich", "close [/] this and keep [bracketed] and [b]bold[/b] words"))
+    assert _main("inspect", "console:rich") == 0
+    out = capsys.readouterr().out
+    assert "close [/] this" in out
+    assert "keep [bracketed] and [b]bold[/b]" in out
+
+
+def test_sessions_and_inspect_keep_long_keys_whole(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Piped output is not cut at 80 columns: a 130-character key appears whole."""
+    asyncio.run(_say(LONG_KEY, "hello"))
+    assert _main("sessions") == 0
+    assert LONG_KEY in capsys.readouterr().out
+    assert _main("inspect", LONG_KEY) == 0
+    assert LONG_KEY in capsys.readouterr().out
+
+
+def test_forget_unknown_key_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    """`forget typo:1` is an error naming the key; a real key is erased with status 0."""
+    asyncio.run(_say("console:real", "hello"))
+    assert _main("forget", "typo:1") == 1
+    assert "unknown session key 'typo:1'" in capsys.readouterr().err
+    assert _main("forget", "console:real") == 0
+    assert _main("forget", "console:real") == 1
+
+
+@pytest.mark.parametrize("flag", ["--out", "--contexts", "--chart"])
+def test_replay_into_a_missing_folder_fails_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str
+) -> None:
+    """An output into a folder that does not exist is refused before the replay: exit 2."""
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps({"role": "user", "content": "hola"}) + "\n", "utf-8")
+    name = "chart.html" if flag == "--chart" else "x.json"
+    code = _main("replay", str(transcript), flag, str(tmp_path / "missing" / name))
+    captured = capsys.readouterr()
+    assert code == 2
+    assert f"{flag} " in captured.err
+    assert "does not exist" in captured.err
+    assert "replay of" not in captured.out  # nothing ran
+
+
+def test_replay_writes_a_png_chart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--chart x.png` works with the dev install (matplotlib from the chart extra)."""
+    transcript = tmp_path / "t.jsonl"
+    lines = [{"role": "user", "content": f"mensaje {n} del pedido #{n}"} for n in range(12)]
+    transcript.write_text("".join(json.dumps(x) + "\n" for x in lines), "utf-8")
+    assert _main("replay", str(transcript), "--chart", str(tmp_path / "x.png")) == 0
+    assert (tmp_path / "x.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert "chart:" in capsys.readouterr().out
+
+
+def test_doctor_flags_the_offline_model_behind_telegram(tmp_path: Path) -> None:
+    """doctor prints a WARN line when Telegram would be answered by the offline model."""
+    done = _run(["doctor"], tmp_path, TELEGRAM_BOT_TOKEN="1:x", VENTANA_WINDOW_EXCHANGE="3")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "WARN  chat model" in done.stdout
+    assert "offline model" in done.stdout
+    assert "VENTANA_WINDOW_EXCHANGE is not a ventana setting" in done.stdout
+    assert "did you mean VENTANA_WINDOW_EXCHANGES?" in done.stdout
+
+
+def test_unknown_variable_is_a_warning_naming_the_closest(tmp_path: Path) -> None:
+    """A typo'd VENTANA_* variable is logged at warning level with the closest name."""
+    done = _run(["console"], tmp_path, "/summary\n", VENTANA_FOLD_BATHC="2")
+    assert done.returncode == 0, done.stderr
+    assert "unknown_setting" in done.stderr
+    assert "VENTANA_FOLD_BATHC" in done.stderr
+    assert "VENTANA_FOLD_BATCH" in done.stderr.replace("VENTANA_FOLD_BATHC", "")
+    assert "warn" in done.stderr.lower()
+
+
+def test_summary_on_an_empty_conversation_is_honest(tmp_path: Path) -> None:
+    """/summary before anything was said says there is nothing yet, not "the last 6"."""
+    done = _run(["console", "--session", "new"], tmp_path, "/summary\nhello\n/summary\n")
+    assert done.returncode == 0, done.stderr
+    assert "nothing to remember so far" in done.stdout
+    assert "the last 6" not in done.stdout
+    assert "(exchanges: 1)" in done.stdout
+
+
+def test_settings_error_echoes_the_value(tmp_path: Path) -> None:
+    """A bad value is shown in the error; JSON is accepted for VENTANA_LOG_FORMAT."""
+    done = _run(["doctor"], tmp_path, VENTANA_WINDOW_EXCHANGES="six")
+    assert done.returncode == 2
+    assert "(got 'six')" in done.stderr
+    ok = _run(["doctor"], tmp_path, VENTANA_LOG_FORMAT="JSON")
+    assert ok.returncode == 0, ok.stderr
+
+
+def _main(*argv: str) -> int:
+    return main(list(argv))
+
+
+def test_png_without_matplotlib_fails_first_with_the_fix(tmp_path: Path) -> None:
+    """With only `make run`'s install (no matplotlib), --chart x.png exits 2 before replaying
+    and says how to get PNG support."""
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps({"role": "user", "content": "hola"}) + "\n", "utf-8")
+    # sys.modules[name] = None makes `import matplotlib` raise ImportError, as if not installed
+    code = (
+        "import sys; sys.modules['matplotlib'] = None; from bot.cli.main import main; "
+        f"sys.exit(main(['replay', {str(transcript)!r}, '--chart', 'x.png']))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=_env(tmp_path),
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "pip install -e '.[chart]'" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert "replay of" not in done.stdout
+    assert not (tmp_path / "x.png").exists()
