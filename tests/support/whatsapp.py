@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from config.settings import Settings
+from memory.types import SessionKey
 from providers.base import ChatReply, ChatRequest
 
 DATA = Path(__file__).parents[1] / "data" / "whatsapp"
@@ -108,7 +109,7 @@ class FakeGraph:
         return [json.loads(r.content) for r in self.requests]
 
     def texts_to(self, key: str) -> list[str]:
-        wa_id = key.split(":", 1)[1]
+        wa_id = SessionKey.parse(key).chat
         return [b["text"]["body"] for b in self.bodies if b["to"] == wa_id]
 
 
