@@ -19,7 +19,6 @@ import pytest
 
 from config.settings import Settings
 from memory.types import SessionKey
-from providers.base import ChatReply, ChatRequest
 
 DATA = Path(__file__).parents[1] / "data" / "whatsapp"
 APP_SECRET = "ventana-test-app-secret"
@@ -64,23 +63,6 @@ def make_settings(db: Path, **overrides: Any) -> Settings:
     }
     values.update(overrides)
     return Settings(**values)
-
-
-class ScriptedChatModel:
-    """Answers chat requests with `reply(request)`; records every request it gets."""
-
-    def __init__(self, reply: Callable[[ChatRequest], str] | None = None) -> None:
-        self.name = "scripted"
-        self.requests: list[ChatRequest] = []
-        self._reply = reply or (lambda r: f"Respuesta a «{r.messages[-1].content}»")
-
-    async def complete(self, request: ChatRequest) -> ChatReply:
-        self.requests.append(request)
-        return ChatReply(self._reply(request), model=self.name)
-
-    @property
-    def chat_calls(self) -> list[ChatRequest]:
-        return [r for r in self.requests if r.purpose == "chat"]
 
 
 class FakeGraph:
