@@ -113,24 +113,12 @@ def to_reply(message: SDKMessage, requested_model: str) -> ChatReply:
     except (AttributeError, TypeError) as exc:
         raise ProviderUnavailable("anthropic: malformed response") from exc
     stop = _STOP_REASONS.get(message.stop_reason, "other")
-    return ChatReply(
-        text=valid_text(text),
-        stop_reason=stop,
-        usage=counted,
-        model=message.model or requested_model,
-    )
+    return ChatReply(valid_text(text), stop, counted, message.model or requested_model)
 
 
 def map_error(exc: anthropic.AnthropicError | json.JSONDecodeError) -> ProviderError:
     """Translate an SDK failure into our error types."""
-    return translate(
-        "anthropic",
-        exc,
-        timeout=anthropic.APITimeoutError,
-        connection=anthropic.APIConnectionError,
-        status=anthropic.APIStatusError,
-        facts=status_facts,
-    )
+    return translate("anthropic", exc, anthropic, status_facts)
 
 
 def status_facts(exc: anthropic.APIStatusError) -> ErrorFacts:

@@ -144,24 +144,12 @@ def to_reply(completion: ChatCompletion, requested_model: str) -> ChatReply:
     except (AttributeError, TypeError, IndexError) as exc:
         raise ProviderUnavailable("openai: malformed response") from exc
     stop = _FINISH_REASONS.get(choice.finish_reason, "other")
-    return ChatReply(
-        text=valid_text(text),
-        stop_reason=stop,
-        usage=counted,
-        model=completion.model or requested_model,
-    )
+    return ChatReply(valid_text(text), stop, counted, completion.model or requested_model)
 
 
 def map_error(exc: openai.OpenAIError | json.JSONDecodeError) -> ProviderError:
     """Translate an SDK failure into our error types."""
-    return translate(
-        "openai",
-        exc,
-        timeout=openai.APITimeoutError,
-        connection=openai.APIConnectionError,
-        status=openai.APIStatusError,
-        facts=status_facts,
-    )
+    return translate("openai", exc, openai, status_facts)
 
 
 def status_facts(exc: openai.APIStatusError) -> ErrorFacts:

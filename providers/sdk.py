@@ -4,13 +4,11 @@ we made, and the translation of an SDK failure into our error types."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol, TypeVar
+from typing import Any, Protocol
 
 from .base import ChatReply, ChatRequest, ProviderError, ProviderTimeout, ProviderUnavailable
 from .errors import ErrorFacts, classify
 from .retry import RetryPolicy, Sleep, with_retries
-
-E = TypeVar("E", bound=BaseException)
 
 
 class _Closable(Protocol):
@@ -38,22 +36,26 @@ class RetryingChatModel:
         raise NotImplementedError
 
 
+class SDKErrors(Protocol):
+    """The exception types both SDKs (`anthropic`, `openai`) define at their top level."""
+
+    APITimeoutError: type[Exception]
+    APIConnectionError: type[Exception]
+    APIStatusError: type[Exception]
+
+
 def translate(
-    provider: str,
-    exc: BaseException,
-    *,
-    timeout: type[BaseException],
-    connection: type[BaseException],
-    status: type[E],
-    facts: Callable[[E], ErrorFacts],
+    provider: str, exc: BaseException, sdk: Any, facts: Callable[[Any], ErrorFacts]
 ) -> ProviderError:
     """An SDK failure as our error: a timeout, a failed connection, an HTTP error answer
-    (decided by `classify` from the adapter's `facts`), or an unreadable response."""
-    if isinstance(exc, timeout):
+    (decided by `classify` from the adapter's `facts` about it), or an unreadable
+    response. `sdk` is the SDK module (see `SDKErrors`)."""
+    errors: SDKErrors = sdk
+    if isinstance(exc, errors.APITimeoutError):  # before: it is a connection error too
         return ProviderTimeout(f"{provider}: request timed out")
-    if isinstance(exc, connection):
+    if isinstance(exc, errors.APIConnectionError):
         return ProviderUnavailable(f"{provider}: connection failed")
-    if isinstance(exc, status):
+    if isinstance(exc, errors.APIStatusError):
         return classify(facts(exc))
     # Broken JSON or a body the SDK could not read: the server is not answering sanely.
     return ProviderUnavailable(f"{provider}: unreadable response ({type(exc).__name__})")
