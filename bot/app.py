@@ -126,6 +126,7 @@ class App:
             summary_tokens=settings.summary_tokens,
             language=settings.language,
             sync_fold_seconds=settings.reply_deadline_seconds * 0.6,
+            undo_seconds=settings.undo_minutes * 60,
         )
         engine = MemoryEngine(
             store,

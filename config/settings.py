@@ -35,7 +35,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from providers.specs import ModelSpec, parse_spec
+from config.specs import ModelSpec, parse_spec
 
 CHANNELS = ("telegram", "whatsapp", "console")
 _SECRET_RE = re.compile(r"^[A-Za-z0-9_-]{1,256}$")

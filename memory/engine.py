@@ -13,9 +13,10 @@ from datetime import UTC, datetime
 import structlog
 
 from memory import noise
+from memory.episodes import Episodes
 from memory.fold.service import FoldService
 from memory.policy import Assembly, FoldFirst, TooLarge, assemble, plan_request
-from memory.store.protocols import ConversationStore, NewExchange
+from memory.store.conversation import ConversationStore, NewExchange
 from memory.tokens import Tokenizer, UsageCalibration
 from memory.types import Exchange, TopicDecision, TurnState
 from providers.base import ChatModel, ChatReply, ChatRequest, ContextTooLong, ProviderError
@@ -41,6 +42,7 @@ class EngineConfig:
     summary_tokens: int = 800
     language: str = "es"
     sync_fold_seconds: float = 20.0  # all synchronous folding of one turn, together
+    undo_seconds: float = 3600.0  # /undo reopens an automatic reset this recent
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +92,7 @@ class MemoryEngine:
         self.config = config
         self.topic = topic
         self.clock = clock
+        self.episodes = Episodes(store, folds, undo_within_s=config.undo_seconds, clock=clock)
         self.observers: list[TurnObserver] = []  # replay reports, benchmarks
         # Provider-reported usage corrects our counts upward only: budgets stay conservative.
         self.calibration = UsageCalibration(low=1.0)
@@ -121,10 +124,9 @@ class MemoryEngine:
             if dry_run:
                 state = replace(state, summary=None, window=(), pending=())
             else:
-                await self.store.start_episode(
-                    state.session_id, f"auto:{decision.reason}", dict(decision.signals), now
+                state = await self.episodes.reset_automatically(
+                    state, decision.reason, decision.signals, window=self.config.window, at=now
                 )
-                state = await self.store.turn_state(key, self.config.window, now)
         plan, folds, would = await self._fit(key, state, message, dry_run)
         return Prepared(key, message, state, decision, plan, folds, dry_run, would)
 

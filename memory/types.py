@@ -10,6 +10,31 @@ TopicAction = Literal["continue", "reset"]
 
 
 @dataclass(frozen=True, slots=True)
+class SessionKey:
+    """Who a conversation belongs to. `str()` is the stored form: `telegram:<chat>`,
+    `telegram:<chat>:<member>` (a group member's own conversation), `whatsapp:<wa_id>`,
+    `console:<name>`. Keys never mix across channels."""
+
+    channel: str
+    chat: str
+    member: str | None = None
+
+    @classmethod
+    def parse(cls, key: str) -> SessionKey:
+        """`telegram:-100:7` → SessionKey("telegram", "-100", "7"). A console name may
+        hold colons; only Telegram keys have a member part."""
+        channel, _, rest = key.partition(":")
+        if channel == "telegram" and rest.count(":") == 1:
+            chat, _, member = rest.partition(":")
+            return cls(channel, chat, member)
+        return cls(channel, rest)
+
+    def __str__(self) -> str:
+        tail = f":{self.member}" if self.member is not None else ""
+        return f"{self.channel}:{self.chat}{tail}"
+
+
+@dataclass(frozen=True, slots=True)
 class Exchange:
     """One user message and the assistant reply to it, as stored."""
 

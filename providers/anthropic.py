@@ -23,14 +23,14 @@ from .base import (
     ChatReply,
     ChatRequest,
     ProviderError,
-    ProviderTimeout,
     ProviderUnavailable,
     StopReason,
     Usage,
     valid_text,
 )
-from .errors import ErrorFacts, classify, contains_any, describe, parse_retry_after
-from .retry import RetryPolicy, Sleep, with_retries
+from .errors import ErrorFacts, contains_any, describe, parse_retry_after
+from .retry import RetryPolicy, Sleep
+from .sdk import RetryingChatModel, translate
 from .turns import alternate
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -47,8 +47,10 @@ _STOP_REASONS: dict[str | None, StopReason] = {
 }
 
 
-class AnthropicChatModel:
+class AnthropicChatModel(RetryingChatModel):
     """Sends a `ChatRequest` to the Messages API and maps every failure to a `ProviderError`."""
+
+    _client: anthropic.AsyncAnthropic
 
     def __init__(
         self,
@@ -66,7 +68,6 @@ class AnthropicChatModel:
         self.model = model
         self._policy = policy or RetryPolicy()
         self._sleep = sleep
-        # The SDK closes whatever client it holds; only close one we made.
         self._owns_client = http_client is None
         self._client = anthropic.AsyncAnthropic(
             api_key=api_key,
@@ -76,15 +77,6 @@ class AnthropicChatModel:
             max_retries=0,
             open_telemetry=False,
         )
-
-    async def complete(self, request: ChatRequest) -> ChatReply:
-        return await with_retries(
-            lambda time_limit: self._attempt(request, time_limit), self._policy, sleep=self._sleep
-        )
-
-    async def aclose(self) -> None:
-        if self._owns_client:
-            await self._client.close()
 
     async def _attempt(self, request: ChatRequest, time_limit: float) -> ChatReply:
         try:
@@ -121,24 +113,12 @@ def to_reply(message: SDKMessage, requested_model: str) -> ChatReply:
     except (AttributeError, TypeError) as exc:
         raise ProviderUnavailable("anthropic: malformed response") from exc
     stop = _STOP_REASONS.get(message.stop_reason, "other")
-    return ChatReply(
-        text=valid_text(text),
-        stop_reason=stop,
-        usage=counted,
-        model=message.model or requested_model,
-    )
+    return ChatReply(valid_text(text), stop, counted, message.model or requested_model)
 
 
 def map_error(exc: anthropic.AnthropicError | json.JSONDecodeError) -> ProviderError:
     """Translate an SDK failure into our error types."""
-    if isinstance(exc, anthropic.APITimeoutError):
-        return ProviderTimeout("anthropic: request timed out")
-    if isinstance(exc, anthropic.APIConnectionError):
-        return ProviderUnavailable("anthropic: connection failed")
-    if isinstance(exc, anthropic.APIStatusError):
-        return classify(status_facts(exc))
-    # Broken JSON or a body the SDK could not read: the server is not answering sanely.
-    return ProviderUnavailable(f"anthropic: unreadable response ({type(exc).__name__})")
+    return translate("anthropic", exc, anthropic, status_facts)
 
 
 def status_facts(exc: anthropic.APIStatusError) -> ErrorFacts:

@@ -12,12 +12,13 @@ from dataclasses import dataclass
 
 import httpx2
 
+from config.specs import ModelSpec
+
 from .anthropic import AnthropicChatModel
 from .base import ChatModel
 from .offline import OfflineChatModel
 from .openai import OpenAIChatModel
 from .retry import RetryPolicy, Sleep
-from .specs import ModelSpec
 
 # Local servers (Ollama, llama.cpp, vLLM) ignore the key, but the SDK insists on one.
 LOCAL_PLACEHOLDER_KEY = "sk-no-key-required"

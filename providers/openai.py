@@ -30,14 +30,14 @@ from .base import (
     ChatReply,
     ChatRequest,
     ProviderError,
-    ProviderTimeout,
     ProviderUnavailable,
     StopReason,
     Usage,
     valid_text,
 )
-from .errors import ErrorFacts, classify, contains_any, describe, parse_retry_after
-from .retry import RetryPolicy, Sleep, with_retries
+from .errors import ErrorFacts, contains_any, describe, parse_retry_after
+from .retry import RetryPolicy, Sleep
+from .sdk import RetryingChatModel, translate
 from .turns import alternate
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -68,8 +68,10 @@ def default_token_param(base_url: str | None) -> TokenParam:
     return "max_tokens"
 
 
-class OpenAIChatModel:
+class OpenAIChatModel(RetryingChatModel):
     """Sends a `ChatRequest` to Chat Completions and maps every failure to a `ProviderError`."""
+
+    _client: openai.AsyncOpenAI
 
     def __init__(
         self,
@@ -89,7 +91,6 @@ class OpenAIChatModel:
         self.token_param = token_param or default_token_param(base_url)
         self._policy = policy or RetryPolicy()
         self._sleep = sleep
-        # The SDK closes whatever client it holds; only close one we made.
         self._owns_client = http_client is None
         self._client = openai.AsyncOpenAI(
             api_key=api_key,
@@ -101,15 +102,6 @@ class OpenAIChatModel:
         # Filled from OPENAI_ORG_ID / OPENAI_PROJECT_ID when not given; ventana sets neither.
         self._client.organization = None
         self._client.project = None
-
-    async def complete(self, request: ChatRequest) -> ChatReply:
-        return await with_retries(
-            lambda time_limit: self._attempt(request, time_limit), self._policy, sleep=self._sleep
-        )
-
-    async def aclose(self) -> None:
-        if self._owns_client:
-            await self._client.close()
 
     async def _attempt(self, request: ChatRequest, time_limit: float) -> ChatReply:
         budget = request.max_tokens
@@ -152,24 +144,12 @@ def to_reply(completion: ChatCompletion, requested_model: str) -> ChatReply:
     except (AttributeError, TypeError, IndexError) as exc:
         raise ProviderUnavailable("openai: malformed response") from exc
     stop = _FINISH_REASONS.get(choice.finish_reason, "other")
-    return ChatReply(
-        text=valid_text(text),
-        stop_reason=stop,
-        usage=counted,
-        model=completion.model or requested_model,
-    )
+    return ChatReply(valid_text(text), stop, counted, completion.model or requested_model)
 
 
 def map_error(exc: openai.OpenAIError | json.JSONDecodeError) -> ProviderError:
     """Translate an SDK failure into our error types."""
-    if isinstance(exc, openai.APITimeoutError):
-        return ProviderTimeout("openai: request timed out")
-    if isinstance(exc, openai.APIConnectionError):
-        return ProviderUnavailable("openai: connection failed")
-    if isinstance(exc, openai.APIStatusError):
-        return classify(status_facts(exc))
-    # Broken JSON or a body the SDK could not read: the server is not answering sanely.
-    return ProviderUnavailable(f"openai: unreadable response ({type(exc).__name__})")
+    return translate("openai", exc, openai, status_facts)
 
 
 def status_facts(exc: openai.APIStatusError) -> ErrorFacts:

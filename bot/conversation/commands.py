@@ -3,19 +3,35 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
 
 import structlog
 
 from bot.conversation.texts import t
+from config.settings import Settings
+from memory.episodes import Episodes
+from memory.store.conversation import ConversationStore
 from memory.types import InboxEntry
 
-if TYPE_CHECKING:
-    from bot.conversation.handler import ConversationHandler
-
 log = structlog.get_logger(__name__)
-Command = Callable[["ConversationHandler", InboxEntry, str], Awaitable[list[str]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What the commands work with: the episode lifecycle for /reset /undo /forget, the
+    store for /summary and /debug."""
+
+    settings: Settings
+    episodes: Episodes
+    store: ConversationStore
+
+    @property
+    def language(self) -> str:
+        return self.settings.language
+
+
+Command = Callable[[Context, InboxEntry, str], Awaitable[list[str]]]
 
 
 def is_command(text: str) -> bool:
@@ -28,7 +44,7 @@ def parse(text: str) -> tuple[str, str]:
     return head[1:].split("@", 1)[0].lower(), rest.strip().lower()
 
 
-async def run(handler: ConversationHandler, entry: InboxEntry, text: str) -> list[str]:
+async def run(handler: Context, entry: InboxEntry, text: str) -> list[str]:
     name, arg = parse(text)
     command = _COMMANDS.get(name)
     if command is None:
@@ -41,39 +57,33 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-async def _start(h: ConversationHandler, entry: InboxEntry, _arg: str) -> list[str]:
+async def _start(h: Context, entry: InboxEntry, _arg: str) -> list[str]:
     return [t(h.language, "start")]
 
 
-async def _help(h: ConversationHandler, entry: InboxEntry, _arg: str) -> list[str]:
+async def _help(h: Context, entry: InboxEntry, _arg: str) -> list[str]:
     extra = t(h.language, "help_operator") if h.settings.is_operator(entry.user) else ""
     return [t(h.language, "help") + extra]
 
 
-async def _reset(h: ConversationHandler, entry: InboxEntry, _arg: str) -> list[str]:
-    state = await h.store.turn_state(entry.key, 1, _now())
-    await h.store.start_episode(state.session_id, "manual", None, _now())
+async def _reset(h: Context, entry: InboxEntry, _arg: str) -> list[str]:
+    await h.episodes.reset(entry.key)
     return [t(h.language, "reset")]
 
 
-async def _undo(h: ConversationHandler, entry: InboxEntry, _arg: str) -> list[str]:
-    state = await h.store.turn_state(entry.key, 1, _now())
-    reopened = await h.store.undo_reset(
-        state.session_id, _now(), within_s=h.settings.undo_minutes * 60
-    )
+async def _undo(h: Context, entry: InboxEntry, _arg: str) -> list[str]:
+    reopened = await h.episodes.undo(entry.key)
     return [t(h.language, "undo_ok" if reopened else "undo_none")]
 
 
-async def _forget(h: ConversationHandler, entry: InboxEntry, arg: str) -> list[str]:
+async def _forget(h: Context, entry: InboxEntry, arg: str) -> list[str]:
     if arg not in ("confirm", "confirmar", "yes", "si", "sí"):
         return [t(h.language, "forget_confirm")]
-    await h.engine.folds.forget(entry.key)
-    await h.store.forget(entry.key)
-    log.info("forgotten")
+    await h.episodes.forget(entry.key)
     return [t(h.language, "forget_done")]
 
 
-async def _summary(h: ConversationHandler, entry: InboxEntry, _arg: str) -> list[str]:
+async def _summary(h: Context, entry: InboxEntry, _arg: str) -> list[str]:
     state = await h.store.peek_state(entry.key, h.settings.window_exchanges)
     if state is None or (state.summary is None and not (state.window or state.pending)):
         return [t(h.language, "summary_empty")]
@@ -82,7 +92,7 @@ async def _summary(h: ConversationHandler, entry: InboxEntry, _arg: str) -> list
     return [t(h.language, "summary", version=state.summary.version, text=state.summary.text)]
 
 
-async def _debug(h: ConversationHandler, entry: InboxEntry, arg: str) -> list[str]:
+async def _debug(h: Context, entry: InboxEntry, arg: str) -> list[str]:
     if not h.settings.is_operator(entry.user):
         log.info("debug_refused")
         return [t(h.language, "not_operator")]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
@@ -27,8 +26,9 @@ from bot.ops.debug_view import render_debug
 from config.settings import Settings
 from memory.engine import MemoryEngine, Outcome, Prepared
 from memory.policy import Assembly, TooLarge
-from memory.store.protocols import ConversationStore
-from memory.types import InboxEntry, TurnState
+from memory.store import Store
+from memory.store.conversation import Intake
+from memory.types import InboxEntry, SessionKey, TurnState
 from providers.base import valid_text
 
 log = structlog.get_logger(__name__)
@@ -43,15 +43,15 @@ class Outbox(Protocol):
 
 
 class ConversationHandler:
-    def __init__(self, settings: Settings, store: ConversationStore, engine: MemoryEngine) -> None:
+    def __init__(self, settings: Settings, store: Store, engine: MemoryEngine) -> None:
         self.settings = settings
         self.store = store
         self.engine = engine
         self.language = settings.language
         self.outboxes: dict[str, Outbox] = {}
+        self.commands = commands.Context(settings, engine.episodes, store)
         self.serial = KeyedSerial()
         self._queued: set[int] = set()  # inbox ids queued or running here (bounded by work)
-        self._marking: dict[int, asyncio.Future[None]] = {}  # delivered, mark uncommitted
         self._states: dict[int, TurnState] = {}  # read at intake, for the entry's turn
 
     def register(self, channel: str, outbox: Outbox) -> None:
@@ -75,16 +75,11 @@ class ConversationHandler:
         # returns (otherwise an earlier message's exchange could be missing from it).
         command = commands.is_command(inbound.text)
         idle = self.serial.idle(inbound.key) and not command
-        intake = await self.store.intake(
-            inbound.key,
-            inbound.external_id,
-            inbound.user,
-            inbound.kind,
-            inbound.text,
-            inbound.ts,
-            unless_debug=not command,
-            window=self.engine.config.window if idle else None,
-        )
+        message = (inbound.key, inbound.external_id, inbound.user, inbound.kind, inbound.text)
+        if command:  # a command is stored and answered even in debug mode
+            intake = Intake(await self.store.inbox_add(*message, inbound.ts))
+        else:
+            intake = await self.store.begin_turn(*message, inbound.ts, self.engine.config.window)
         if intake.debug:  # a dry run writes nothing, not even the inbox entry
             entry = InboxEntry(
                 0,
@@ -99,7 +94,7 @@ class ConversationHandler:
         added = intake.entry
         if added is None:
             return await self._redelivered(inbound)
-        if intake.state is not None and self.serial.idle(inbound.key):
+        if intake.state is not None and idle and self.serial.idle(inbound.key):
             self._states[added.id] = intake.state
         return self._queue(added)
 
@@ -132,7 +127,7 @@ class ConversationHandler:
         entries = [
             entry
             for entry in await self.store.inbox_unfinished()
-            if channel is None or entry.key.split(":", 1)[0] == channel
+            if channel is None or SessionKey.parse(entry.key).channel == channel
         ]
         for entry in entries:
             if entry.id not in self._queued:
@@ -144,7 +139,7 @@ class ConversationHandler:
     async def drain(self) -> None:
         """Wait until everything queued here is answered, delivered and marked done."""
         await self.serial.drain()
-        await asyncio.gather(*self._marking.values(), return_exceptions=True)
+        await self.store.inbox_settled()
 
     async def aclose(self) -> None:
         await self.serial.aclose()
@@ -157,8 +152,7 @@ class ConversationHandler:
             return await self._process_entry(entry)
         finally:
             self._states.pop(entry.id, None)
-            if entry.id not in self._marking:
-                self._queued.discard(entry.id)
+            self._queued.discard(entry.id)
             structlog.contextvars.unbind_contextvars("key")
 
     async def _process_entry(self, entry: InboxEntry) -> list[str]:
@@ -171,16 +165,10 @@ class ConversationHandler:
                 await self.store.inbox_mark(entry.id, "answered", texts, at=_now())
         await self._deliver(entry.key, texts)
         if entry.id:  # id 0: a debug message that never entered the inbox
-            # Not awaited: the mark joins the next batch of writes. Until it commits the
-            # entry still counts as ours, so a redelivery meanwhile is not sent again.
-            marked = self.store.inbox_done_soon(entry.id, at=_now())
-            self._marking[entry.id] = marked
-            marked.add_done_callback(functools.partial(self._marked, entry.id))
+            # Not awaited: the mark joins the next batch of writes; the store reads the
+            # entry as done meanwhile, so a redelivery is not sent again.
+            self.store.inbox_delivered(entry.id, at=_now())
         return texts
-
-    def _marked(self, entry_id: int, _done: asyncio.Future[None]) -> None:
-        self._marking.pop(entry_id, None)
-        self._queued.discard(entry_id)
 
     async def _respond(self, entry: InboxEntry) -> tuple[list[str], bool]:
         """The replies, and whether they were already recorded with an exchange."""
@@ -191,7 +179,7 @@ class ConversationHandler:
         if not text:
             return [t(lang, "empty")], False
         if commands.is_command(text):
-            return await commands.run(self, entry, text), False
+            return await commands.run(self.commands, entry, text), False
         if len(text) > self.settings.max_message_chars:
             limit = self.settings.max_message_chars
             return [t(lang, "too_long", chars=len(text), limit=limit)], False
@@ -259,13 +247,13 @@ class ConversationHandler:
     # -- delivery -----------------------------------------------------------------------
 
     async def _deliver(self, key: str, texts: Sequence[str]) -> None:
-        outbox = self.outboxes.get(key.split(":", 1)[0])
+        outbox = self.outboxes.get(SessionKey.parse(key).channel)
         if outbox is not None and texts:
             await outbox.send(key, texts)
 
     @contextlib.asynccontextmanager
     async def _working(self, key: str) -> AsyncIterator[None]:
-        outbox = self.outboxes.get(key.split(":", 1)[0])
+        outbox = self.outboxes.get(SessionKey.parse(key).channel)
         if outbox is None:
             yield
             return

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from memory.types import SessionKey
+
 InboundKind = Literal["text", "unsupported"]
 
 
@@ -27,4 +29,4 @@ class Inbound:
 
     @property
     def channel(self) -> str:
-        return self.key.split(":", 1)[0]
+        return SessionKey.parse(self.key).channel

@@ -20,7 +20,7 @@ import structlog
 
 from memory.fold.facts import IDENTITY_KINDS, Fact, extract_facts
 from memory.fold.summarizer import Summarizer, fold_text
-from memory.store.protocols import ConversationStore, NewSummary
+from memory.store.conversation import ConversationStore, NewSummary
 from memory.tokens import Tokenizer
 from memory.types import Exchange, SummaryVersion, TurnState
 from providers.base import ProviderError
@@ -132,7 +132,6 @@ class FoldService:
                 key,
                 self.window if keep_window is None else keep_window,
                 PIN_EXCHANGES,
-                due=self.fold_batch if only_if_due else 1,
             )
             if peeked is None:
                 return None

@@ -5,10 +5,10 @@ from __future__ import annotations
 import httpx2
 import pytest
 
+from config.specs import parse_spec
 from providers.anthropic import AnthropicChatModel
 from providers.factory import ProviderCredentials, build_chat_model
 from providers.openai import OpenAIChatModel
-from providers.specs import parse_spec
 from tests.support.provider_api import ANTHROPIC, OPENAI, REQUEST, MakeAPI, answer
 
 BOGUS = "bogus-from-environment"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from config.specs import parse_spec
 from providers.anthropic import AnthropicChatModel
 from providers.base import ChatModel
 from providers.factory import (
@@ -15,7 +16,6 @@ from providers.factory import (
 )
 from providers.offline import OfflineChatModel
 from providers.openai import OpenAIChatModel
-from providers.specs import parse_spec
 from tests.support.provider_api import ANTHROPIC, REQUEST, MakeAPI, answer
 
 

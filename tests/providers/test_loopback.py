@@ -7,9 +7,9 @@ from collections.abc import AsyncIterator
 import httpx2
 import pytest
 
+from config.specs import parse_spec
 from providers.base import RateLimited
 from providers.factory import LOCAL_PLACEHOLDER_KEY, ProviderCredentials, build_chat_model
-from providers.specs import parse_spec
 from tests.support.llm_loopback import Scripted, loopback_server
 from tests.support.provider_api import REQUEST, RecordingSleep, golden
 

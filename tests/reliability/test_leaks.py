@@ -26,10 +26,10 @@ from bot.channels.whatsapp.webhook import sign
 from bot.conversation.inbound import Inbound
 from config.settings import load_settings
 from providers.base import ChatReply, ChatRequest, Usage
-from tests.support.processes.loopback import LoopbackServer, Reply
 from tests.support.processes.model_api import FakeModel
 from tests.support.processes.process import bot_env, reaped, spawn, tail
 from tests.support.processes.telegram_api import FakeTelegram
+from tests.support.whatsapp import FakeGraph
 
 KEYS = {"telegram:123": "TGA", "whatsapp:123": "WAA", "telegram:124": "TGB", "console:123": "COA"}
 MARK = re.compile(r"\b(TGA|WAA|TGB|COA)(?=[-#@\d])")
@@ -127,22 +127,6 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@dataclass
-class FakeGraph:
-    """`POST /v21.0/<phone>/messages` on loopback; records the bodies sent."""
-
-    sent: list[str] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.server = LoopbackServer(self._route)
-
-    def _route(self, verb: str, path: str, _params: dict[str, str], body: Any) -> Reply:
-        if verb == "POST" and path == "/v21.0/1065403/messages" and isinstance(body, dict):
-            self.sent.append(str(body["text"]["body"]))
-            return 200, {"messaging_product": "whatsapp", "messages": [{"id": "wamid.1"}]}, {}
-        return 404, {"error": {"code": 100, "message": "unexpected"}}, {}
-
-
 def _wa_payload(n: int) -> bytes:
     message = {
         "from": "123",
@@ -194,10 +178,11 @@ def test_run_logs_neither_secrets_nor_bodies(tmp_path: Path) -> None:
     """`ventana run` with Telegram and WhatsApp, faults included, at info level."""
     telegram = FakeTelegram(token=SECRETS["TELEGRAM_BOT_TOKEN"], fail_send={2: 502})
     model = FakeModel(seed=7, faults={1: 429, 3: 500, 4: 500, 5: 500})
-    graph = FakeGraph()
+    graph = FakeGraph(phone_id="1065403")
+    graph_server = graph.serve()
     port = _free_port()
     log = tmp_path / "run.log"
-    with telegram.server, model.server, graph.server:
+    with telegram.server, model.server, graph_server:
         env = bot_env(
             tmp_path,
             **SECRETS,
@@ -206,7 +191,7 @@ def test_run_logs_neither_secrets_nor_bodies(tmp_path: Path) -> None:
             VENTANA_SUMMARY_MODEL="openai:fake",
             OPENAI_BASE_URL=model.base_url,
             WHATSAPP_PHONE_NUMBER_ID="1065403",
-            WHATSAPP_GRAPH_URL=f"http://127.0.0.1:{graph.server.port}/v21.0",
+            WHATSAPP_GRAPH_URL=f"http://127.0.0.1:{graph_server.port}/v21.0",
             VENTANA_HTTP_PORT=str(port),
             VENTANA_DB=str(tmp_path / "v.db"),
             VENTANA_FOLD_BATCH="2",
@@ -224,7 +209,7 @@ def test_run_logs_neither_secrets_nor_bodies(tmp_path: Path) -> None:
                 secret = SECRETS["WHATSAPP_APP_SECRET"].encode()
                 assert _post(url, raw, {"X-Hub-Signature-256": sign(secret, raw)}) == 200
             assert _post(url, _wa_payload(9), {"X-Hub-Signature-256": "sha256=00"}) == 403
-            _wait("replies", lambda: len(telegram.sent) >= 4 and len(graph.sent) >= 3, log)
+            _wait("replies", lambda: len(telegram.sent) >= 4 and len(graph.texts) >= 3, log)
             proc.send_signal(15)
             assert proc.wait(timeout=30) == 0, tail(log)
     assert not telegram.unexpected

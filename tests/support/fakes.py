@@ -12,11 +12,26 @@ from memory.types import Exchange
 from providers.base import ChatReply, ChatRequest, ProviderError, StopReason, Usage
 
 
+def last_message(request: ChatRequest) -> str:
+    return request.messages[-1].content if request.messages else ""
+
+
+def echo(request: ChatRequest) -> str:
+    """`re: <last message>`."""
+    return f"re: {last_message(request)}"
+
+
+def respuesta(request: ChatRequest) -> str:
+    """`Respuesta a «<last message>»`."""
+    return f"Respuesta a «{last_message(request)}»"
+
+
 @dataclass
 class ScriptedChatModel:
-    """Answers from a script (text, or a ProviderError to raise); records every request.
-
-    Without a script it answers `"<default> <n>"`: distinct, so never a repeat (noise)."""
+    """The one scripted chat model: answers from a script (text, or a ProviderError to
+    raise), then from `replies` (by the last message), then `reply(request)`, else
+    `"<default> <n>"` (distinct, so never a repeat: noise). Records every request; can
+    wait on a `gate`, sleep `delay` seconds, or run `on_call` first."""
 
     script: list[str | ProviderError] = field(default_factory=list)
     default: str = "ok"
@@ -26,6 +41,9 @@ class ScriptedChatModel:
     on_call: Callable[[ChatRequest], object] | None = None
     gate: asyncio.Event | None = None  # when set, every call waits for it
     usage: Usage = field(default_factory=lambda: Usage(10, 5))
+    reply: Callable[[ChatRequest], str] | None = None
+    replies: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
 
     async def complete(self, request: ChatRequest) -> ChatReply:
         self.requests.append(request)
@@ -35,10 +53,24 @@ class ScriptedChatModel:
                 await result
         if self.gate is not None:
             await self.gate.wait()
-        item = self.script.pop(0) if self.script else f"{self.default} {len(self.requests)}"
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        item = self.script.pop(0) if self.script else self._unscripted(request)
         if isinstance(item, ProviderError):
             raise item
         return ChatReply(item, self.stop_reason, self.usage, self.name)
+
+    def _unscripted(self, request: ChatRequest) -> str:
+        if last_message(request) in self.replies:
+            return self.replies[last_message(request)]
+        if self.reply is not None:
+            return self.reply(request)
+        return f"{self.default} {len(self.requests)}"
+
+    @property
+    def chat_calls(self) -> list[ChatRequest]:
+        """The requests for replies (not topic checks or folds)."""
+        return [r for r in self.requests if r.purpose == "chat"]
 
 
 @dataclass

@@ -19,8 +19,8 @@ from telegram.request import HTTPXRequest
 from bot.app import App
 from bot.channels.telegram.channel import TelegramChannel
 from config.settings import load_settings
-from providers.base import ChatReply, ChatRequest, Usage
 from providers.offline import OfflineChatModel
+from tests.support.fakes import ScriptedChatModel, echo
 
 TOKEN = "123456:TEST-token"
 BASE_URL = "https://bot-api.test/bot"
@@ -187,28 +187,11 @@ class FakeBotAPI:
 
 
 @dataclass
-class EchoModel:
-    """Replies `re: <last message>` (or a scripted reply); records requests; can be slow."""
-
-    name: str = "echo"
-    requests: list[ChatRequest] = field(default_factory=list)
-    replies: dict[str, str] = field(default_factory=dict)
-    delay: float = 0.0
-
-    async def complete(self, request: ChatRequest) -> ChatReply:
-        self.requests.append(request)
-        last = request.messages[-1].content
-        if self.delay:
-            await asyncio.sleep(self.delay)
-        return ChatReply(self.replies.get(last, f"re: {last}"), "end", Usage(10, 5), self.name)
-
-
-@dataclass
 class Harness:
     app: App
     channel: TelegramChannel
     fake: FakeBotAPI
-    model: EchoModel
+    model: ScriptedChatModel
 
     async def wait_for(self, done: Callable[[], bool], within: float = 10.0) -> None:
         """Poll `done` until true; fail the test after `within` seconds."""
@@ -253,13 +236,13 @@ async def telegram_bot(
     db: Path,
     *,
     fake: FakeBotAPI | None = None,
-    model: EchoModel | None = None,
+    model: ScriptedChatModel | None = None,
     start: bool = True,
     **overrides: Any,
 ) -> AsyncIterator[Harness]:
     """A started channel on the fake API; on exit: stop, close, no unexpected calls."""
     fake = fake or FakeBotAPI()
-    model = model or EchoModel()
+    model = model or ScriptedChatModel(reply=echo, name="echo")
     app = await App.build(
         settings_for(db, **overrides), chat_model=model, summary_model=OfflineChatModel()
     )

@@ -18,7 +18,8 @@ import httpx
 import pytest
 
 from config.settings import Settings
-from providers.base import ChatReply, ChatRequest
+from memory.types import SessionKey
+from tests.support.processes.loopback import LoopbackServer, Reply
 
 DATA = Path(__file__).parents[1] / "data" / "whatsapp"
 APP_SECRET = "ventana-test-app-secret"
@@ -65,37 +66,25 @@ def make_settings(db: Path, **overrides: Any) -> Settings:
     return Settings(**values)
 
 
-class ScriptedChatModel:
-    """Answers chat requests with `reply(request)`; records every request it gets."""
-
-    def __init__(self, reply: Callable[[ChatRequest], str] | None = None) -> None:
-        self.name = "scripted"
-        self.requests: list[ChatRequest] = []
-        self._reply = reply or (lambda r: f"Respuesta a «{r.messages[-1].content}»")
-
-    async def complete(self, request: ChatRequest) -> ChatReply:
-        self.requests.append(request)
-        return ChatReply(self._reply(request), model=self.name)
-
-    @property
-    def chat_calls(self) -> list[ChatRequest]:
-        return [r for r in self.requests if r.purpose == "chat"]
-
-
 class FakeGraph:
-    """The Graph API's send endpoint, scripted; unscripted sends succeed."""
+    """The Graph API's send endpoint, scripted; unscripted sends succeed. In-process it is
+    an `httpx.MockTransport` (`client`); for a bot in another process, `serve()` puts the
+    same endpoint on a loopback port. Anything else is recorded as unexpected and fails."""
 
-    path = f"/v21.0/{PHONE_ID}/messages"
-
-    def __init__(self, script: Iterable[Step] = ()) -> None:
+    def __init__(
+        self, script: Iterable[Step] = (), *, phone_id: str = PHONE_ID, token: str = ACCESS_TOKEN
+    ) -> None:
+        self.path = f"/v21.0/{phone_id}/messages"
+        self.token = token
         self.script = list(script)
         self.requests: list[httpx.Request] = []
+        self.served: list[dict[str, Any]] = []  # bodies that came through `serve()`
         self.unexpected: list[str] = []
         self.client = httpx.AsyncClient(transport=httpx.MockTransport(self))
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         route_ok = request.method == "POST" and request.url.path == self.path
-        auth_ok = request.headers.get("Authorization") == f"Bearer {ACCESS_TOKEN}"
+        auth_ok = request.headers.get("Authorization") == f"Bearer {self.token}"
         if not (route_ok and auth_ok and request.url.host == "graph.test"):
             self.unexpected.append(f"{request.method} {request.url}")
             raise AssertionError(f"unexpected Graph request: {request.method} {request.url}")
@@ -103,12 +92,27 @@ class FakeGraph:
         step = self.script.pop(0) if self.script else sent()
         return step(request) if callable(step) else step
 
+    def serve(self) -> LoopbackServer:
+        """The endpoint on 127.0.0.1 (unscripted: every send succeeds)."""
+        return LoopbackServer(self._route)
+
+    def _route(self, verb: str, path: str, _params: dict[str, str], body: Any) -> Reply:
+        if verb == "POST" and path == self.path and isinstance(body, dict):
+            self.served.append(body)
+            return 200, golden_json("graph_errors.json")["sent"], {}
+        self.unexpected.append(f"{verb} {path}")
+        return 404, {"error": {"code": 100, "message": "unexpected"}}, {}
+
     @property
     def bodies(self) -> list[dict[str, Any]]:
-        return [json.loads(r.content) for r in self.requests]
+        return [json.loads(r.content) for r in self.requests] + self.served
+
+    @property
+    def texts(self) -> list[str]:
+        return [str(b["text"]["body"]) for b in self.bodies]
 
     def texts_to(self, key: str) -> list[str]:
-        wa_id = key.split(":", 1)[1]
+        wa_id = SessionKey.parse(key).chat
         return [b["text"]["body"] for b in self.bodies if b["to"] == wa_id]
 
 

@@ -25,6 +25,7 @@ from telegram import Message, MessageEntity, Update
 from telegram.constants import ChatType
 
 from bot.conversation.inbound import Inbound, InboundKind
+from memory.types import SessionKey
 
 ALLOWED_UPDATES = ("message",)
 _MEDIA = (
@@ -77,7 +78,7 @@ def to_inbound(update: Update, me: BotIdentity, group_mode: str) -> Inbound | No
 
 def chat_id(key: str) -> int:
     """`telegram:<chat_id>[:<user_id>]` → chat_id."""
-    return int(key.split(":")[1])
+    return int(SessionKey.parse(key).chat)
 
 
 def strip_mention(text: str, username: str) -> str:

@@ -25,6 +25,7 @@ from bot.channels.whatsapp.webhook import (
     verify_challenge,
     verify_signature,
 )
+from memory.types import SessionKey
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -130,7 +131,7 @@ class WhatsAppChannel:
 
     async def send(self, key: str, texts: Sequence[str]) -> None:
         """Each text, split at 4096 characters; stops at the first permanent refusal."""
-        wa_id = key.split(":", 1)[1]
+        wa_id = SessionKey.parse(key).chat
         for text in texts:
             if not await self.graph.send_text(wa_id, text):
                 return

@@ -11,7 +11,8 @@ import pytest
 
 from bot.app import App
 from bot.channels.http import MAX_BODY, build_http_app
-from tests.support.whatsapp import FakeGraph, ScriptedChatModel, clear_env
+from tests.support.fakes import ScriptedChatModel, respuesta
+from tests.support.whatsapp import FakeGraph, clear_env
 from tests.support.whatsapp_rig import WhatsAppRig
 
 
@@ -48,7 +49,7 @@ def client_for(app: Any) -> httpx.AsyncClient:
 @pytest.fixture
 async def rig(tmp_path: Path) -> AsyncIterator[WhatsAppRig]:
     graph = FakeGraph()
-    opened = await WhatsAppRig.open(tmp_path / "v.db", graph, ScriptedChatModel())
+    opened = await WhatsAppRig.open(tmp_path / "v.db", graph, ScriptedChatModel(reply=respuesta))
     yield opened
     await opened.aclose()
     await graph.client.aclose()

@@ -15,12 +15,12 @@ from bot.channels.run import run_channels
 from bot.channels.whatsapp.webhook import sign
 from memory.store.sqlite.store import SQLiteStore
 from providers.offline import OfflineChatModel
+from tests.support.fakes import ScriptedChatModel, respuesta
 from tests.support.whatsapp import (
     APP_SECRET,
     LUCIA,
     VERIFY_TOKEN,
     FakeGraph,
-    ScriptedChatModel,
     clear_env,
     count_rows,
     golden,
@@ -65,7 +65,7 @@ async def test_serves_whatsapp_and_healthz_then_stops_cleanly(tmp_path: Path) ->
     """Real port: health, handshake, a signed message answered; cancel frees the port."""
     db, port = tmp_path / "ventana.db", free_port()
     await seed_inbox(db)
-    graph, model, ready = FakeGraph(), ScriptedChatModel(), asyncio.Event()
+    graph, model, ready = FakeGraph(), ScriptedChatModel(reply=respuesta), asyncio.Event()
     settings = make_settings(db, http_port=port)
     task = asyncio.create_task(
         run_channels(
@@ -113,7 +113,7 @@ async def test_a_taken_port_is_a_clear_error(tmp_path: Path) -> None:
         with pytest.raises(ValueError, match=f"127.0.0.1:{port}"):
             await run_channels(
                 settings,
-                chat_model=ScriptedChatModel(),
+                chat_model=ScriptedChatModel(reply=respuesta),
                 summary_model=OfflineChatModel(),
                 whatsapp_client=graph.client,
             )

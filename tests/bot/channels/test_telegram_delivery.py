@@ -9,7 +9,8 @@ import pytest
 from structlog.testing import capture_logs
 
 from bot.channels.split import utf16_len
-from tests.support.telegram import EchoModel, telegram_bot
+from tests.support.fakes import ScriptedChatModel, echo
+from tests.support.telegram import telegram_bot
 
 
 def visible(text: str) -> str:
@@ -27,7 +28,7 @@ async def test_long_reply_is_split_within_telegram_limits(tmp_path: Path) -> Non
 
     long = "\n\n".join(para(n) for n in range(1, 4))
     assert utf16_len(long) > 2 * 4096
-    model = EchoModel(replies={"explain everything": long})
+    model = ScriptedChatModel(reply=echo, replies={"explain everything": long}, name="echo")
     async with telegram_bot(tmp_path / "v.db", model=model) as h:
         h.fake.push(h.fake.text(5, "explain everything"))
         await h.wait_for(lambda: len(h.fake.texts_to(5)) >= 3)
@@ -75,7 +76,9 @@ async def test_a_user_who_blocked_the_bot_is_dropped_quietly(tmp_path: Path) -> 
 
 async def test_typing_repeats_while_the_model_works_and_stops_after(tmp_path: Path) -> None:
     """sendChatAction(typing) is repeated during a slow turn and never after the reply."""
-    async with telegram_bot(tmp_path / "v.db", model=EchoModel(delay=0.3)) as h:
+    async with telegram_bot(
+        tmp_path / "v.db", model=ScriptedChatModel(reply=echo, delay=0.3, name="echo")
+    ) as h:
         h.channel.outbox.typing_every = 0.05
         h.fake.push(h.fake.text(5, "think hard"))
         await h.wait_replies(5, 1)

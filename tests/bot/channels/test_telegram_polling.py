@@ -132,11 +132,11 @@ class FlakyInbox:
     def __init__(self, store: Any, fail_on: int) -> None:
         self.store, self.fail_on, self.writes = store, fail_on, 0
 
-    async def intake(self, *args: Any, **kwargs: Any) -> Any:
+    async def begin_turn(self, *args: Any, **kwargs: Any) -> Any:
         self.writes += 1
         if self.writes == self.fail_on:
             raise sqlite3.OperationalError("database is locked")
-        return await self.store.intake(*args, **kwargs)
+        return await self.store.begin_turn(*args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.store, name)

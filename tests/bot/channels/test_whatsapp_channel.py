@@ -14,13 +14,13 @@ import structlog
 
 from bot.conversation.texts import t
 from providers.base import ChatReply, ChatRequest
+from tests.support.fakes import ScriptedChatModel, respuesta
 from tests.support.whatsapp import (
     ACCESS_TOKEN,
     LUCIA,
     TOMAS,
     VERIFY_TOKEN,
     FakeGraph,
-    ScriptedChatModel,
     clear_env,
     count_rows,
     golden,
@@ -51,7 +51,7 @@ async def graph() -> AsyncIterator[FakeGraph]:
 
 @pytest.fixture
 def model() -> ScriptedChatModel:
-    return ScriptedChatModel()
+    return ScriptedChatModel(reply=respuesta)
 
 
 @pytest.fixture
@@ -226,14 +226,14 @@ async def test_commands_arrive_as_text(
 
 async def test_redelivery_after_restart_is_ignored(db: Path, graph: FakeGraph) -> None:
     """Meta redelivers after a restart: no second history row, model call or reply."""
-    first = ScriptedChatModel()
+    first = ScriptedChatModel(reply=respuesta)
     rig = await WhatsAppRig.open(db, graph, first)
     await rig.post(golden("text.json"))
     await rig.settle()
     await rig.aclose()
     assert (len(first.chat_calls), len(graph.requests), count_rows(db, "exchanges")) == (1, 1, 1)
 
-    second = ScriptedChatModel()
+    second = ScriptedChatModel(reply=respuesta)
     rig = await WhatsAppRig.open(db, graph, second)
     try:
         assert (await rig.post(golden("text.json"))).status_code == 200
@@ -264,7 +264,7 @@ async def test_acknowledged_message_survives_a_crash(db: Path, graph: FakeGraph)
     await rig.aclose()  # cancels the turn in flight
     assert graph.requests == []
 
-    model = ScriptedChatModel()
+    model = ScriptedChatModel(reply=respuesta)
     rig = await WhatsAppRig.open(db, graph, model)
     try:
         await rig.settle()
@@ -290,7 +290,7 @@ async def test_long_reply_is_split(db: Path, graph: FakeGraph) -> None:
     """A reply over 4096 characters goes out in several messages, each at most 4096."""
     text = long_reply()
     assert len(text) > 2 * 4096
-    rig = await WhatsAppRig.open(db, graph, ScriptedChatModel(lambda _: text))
+    rig = await WhatsAppRig.open(db, graph, ScriptedChatModel(reply=lambda _: text))
     try:
         await rig.post(golden("text.json"))
         await rig.settle()
@@ -330,7 +330,7 @@ async def test_throttled_send_backs_off_then_delivers(rig: WhatsAppRig, graph: F
 async def test_undelivered_reply_is_sent_after_restart(db: Path, graph: FakeGraph) -> None:
     """Throttled past every retry: the stored reply goes out on the next start, no new call."""
     graph.script = [httpx.Response(429) for _ in range(4)]
-    first = ScriptedChatModel()
+    first = ScriptedChatModel(reply=respuesta)
     rig = await WhatsAppRig.open(db, graph, first)
     try:
         await rig.post(golden("text.json"))
@@ -339,7 +339,7 @@ async def test_undelivered_reply_is_sent_after_restart(db: Path, graph: FakeGrap
         await rig.aclose()
     assert inbox_statuses(db) == ["answered"]
 
-    second = ScriptedChatModel()
+    second = ScriptedChatModel(reply=respuesta)
     rig = await WhatsAppRig.open(db, graph, second)
     try:
         await rig.settle()

@@ -12,21 +12,17 @@ import pytest
 import structlog
 
 from config.settings import Settings, load_settings
-from providers.base import ChatReply, ChatRequest, Usage
+from providers.base import Usage
+from tests.support.fakes import ScriptedChatModel, last_message
 
 
-class RecordingChatModel:
-    """A chat model that records every request and answers with a distinct text."""
-
-    name = "recording"
-
-    def __init__(self) -> None:
-        self.requests: list[ChatRequest] = []
-
-    async def complete(self, request: ChatRequest) -> ChatReply:
-        self.requests.append(request)
-        last = request.messages[-1].content if request.messages else ""
-        return ChatReply(f"answer {len(self.requests)} to: {last[:60]}", "end", Usage(1, 1))
+def recording_model() -> ScriptedChatModel:
+    """The scripted model answering `answer <n> to: …`, as the replay reports expect."""
+    counter = ScriptedChatModel(name="recording", usage=Usage(1, 1))
+    counter.reply = lambda request: (
+        f"answer {len(counter.requests)} to: {last_message(request)[:60]}"
+    )
+    return counter
 
 
 def make_settings(tmp_path: Path, **overrides: Any) -> Settings:

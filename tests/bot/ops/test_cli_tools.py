@@ -15,9 +15,9 @@ from bot.app import App
 from bot.cli.main import main
 from bot.conversation.inbound import Inbound
 from tests.bot.ops.conftest import (
-    RecordingChatModel,
     conversation,
     make_settings,
+    recording_model,
     write_transcript,
 )
 
@@ -28,7 +28,7 @@ KEY = "telegram:42"
 
 async def _populate(tmp_path: Path) -> None:
     settings = make_settings(tmp_path)
-    app = await App.build(settings, chat_model=RecordingChatModel())
+    app = await App.build(settings, chat_model=recording_model())
     try:
         for n in range(1, 8):
             text = f"Pedido #PED-{n}00 por {n}5,00 €" if n != 5 else "/reset"

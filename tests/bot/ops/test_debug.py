@@ -12,7 +12,8 @@ import pytest
 from bot.app import App
 from bot.conversation.inbound import Inbound
 from config.settings import Settings
-from tests.bot.ops.conftest import RecordingChatModel
+from tests.bot.ops.conftest import recording_model
+from tests.support.fakes import ScriptedChatModel
 
 KEY, OPERATOR, STRANGER = "telegram:42", "telegram:42", "telegram:99"
 
@@ -23,7 +24,7 @@ def inbound(text: str, n: int, *, key: str = KEY, user: str = OPERATOR) -> Inbou
 
 @pytest.fixture
 async def app(settings: Settings) -> AsyncIterator[App]:
-    built = await App.build(settings, chat_model=RecordingChatModel())
+    built = await App.build(settings, chat_model=recording_model())
     yield built
     await built.aclose()
 
@@ -55,7 +56,7 @@ async def test_debug_mode_calls_no_model_and_writes_nothing(app: App, settings: 
     """With debug on, messages get the request view; no model call, no row, no commit."""
     await talk(app, [f"Pedido #PED-{n} por {n}0,00 €" for n in range(1, 7)])
     model = app.chat_model
-    assert isinstance(model, RecordingChatModel)
+    assert isinstance(model, ScriptedChatModel)
     assert (await talk(app, ["/debug on"], start=10))[0]
     await app.handler.drain()  # the done marks of the messages before: committed now
     calls, folds = len(model.requests), app.folds.calls
@@ -101,7 +102,7 @@ async def test_debug_view_shows_every_part(app: App, settings: Settings) -> None
 async def test_debug_off_returns_to_normal(app: App) -> None:
     """After /debug off the next message is answered by the model and stored."""
     model = app.chat_model
-    assert isinstance(model, RecordingChatModel)
+    assert isinstance(model, ScriptedChatModel)
     await talk(app, ["/debug on", "hola", "/debug off", "hola otra vez"])
     assert len(model.requests) == 1
     assert model.requests[0].messages[-1].content == "hola otra vez"
@@ -110,7 +111,7 @@ async def test_debug_off_returns_to_normal(app: App) -> None:
 async def test_non_operator_cannot_switch_debug_on(app: App) -> None:
     """A user who is not an operator is refused, and the chat stays in normal mode."""
     model = app.chat_model
-    assert isinstance(model, RecordingChatModel)
+    assert isinstance(model, ScriptedChatModel)
     key = "telegram:99"
     replies = await talk(app, ["/debug on", "hola"], key=key, user=STRANGER)
     assert "no está disponible" in replies[0][0]

@@ -12,7 +12,7 @@ from bot.ops.replay import TranscriptError, read_transcript, run_replay, write_o
 from config.settings import Settings
 from memory.tokens import count_messages, default_tokenizer
 from providers.base import Message
-from tests.bot.ops.conftest import RecordingChatModel, conversation, interleave, write_transcript
+from tests.bot.ops.conftest import conversation, interleave, recording_model, write_transcript
 
 
 async def test_totals_are_the_sums_of_the_turns(tmp_path: Path, settings: Settings) -> None:
@@ -68,7 +68,7 @@ async def test_contexts_are_what_the_model_received(tmp_path: Path, settings: Se
     lines = interleave(
         conversation("a", "AAA", 8, scripted=False), conversation("b", "BBB", 6, scripted=False)
     )
-    model = RecordingChatModel()
+    model = recording_model()
     report = await run_replay(
         write_transcript(tmp_path / "t.jsonl", lines), settings, chat_model=model
     )
@@ -95,7 +95,7 @@ async def test_scripted_replies_are_used(tmp_path: Path, settings: Settings) -> 
     lines = conversation("a", "AAA", 3, scripted=True) + conversation(
         "a", "ZZZ", 1, scripted=False
     )
-    model = RecordingChatModel()
+    model = recording_model()
     report = await run_replay(
         write_transcript(tmp_path / "t.jsonl", lines), settings, chat_model=model
     )
@@ -124,7 +124,7 @@ async def test_commands_and_debug_turns_still_report(tmp_path: Path, settings: S
         {"role": "user", "content": t}
         for t in ("hola", "/reset", "otra cosa", "/debug on", "¿qué enviarías?")
     ]
-    model = RecordingChatModel()
+    model = recording_model()
     report = await run_replay(
         write_transcript(tmp_path / "t.jsonl", lines), settings, chat_model=model
     )

@@ -13,7 +13,7 @@ import structlog.testing
 from memory.engine import EngineConfig, MemoryEngine
 from memory.fold.service import FoldService
 from memory.policy import TooLarge
-from memory.store.protocols import NewExchange, NewSummary
+from memory.store.conversation import NewExchange, NewSummary
 from memory.store.sqlite.store import SQLiteStore
 from providers.base import ContextTooLong
 from tests.memory.test_engine_invariants import WordTokenizer

@@ -1,8 +1,10 @@
-"""SQLite specifics: migrations, WAL, the window served by an index."""
+"""SQLite specifics: migrations, WAL, the window served by an index, the group-commit
+writer (round trips, batches, rollback), lazily committed done marks."""
 
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
@@ -11,7 +13,8 @@ from pathlib import Path
 import aiosqlite
 import pytest
 
-from memory.store.sqlite.migrations import MIGRATIONS
+from memory.store.conversation import NewExchange
+from memory.store.sqlite.schema import MIGRATIONS
 from memory.store.sqlite.store import SQLiteStore
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -22,6 +25,7 @@ async def test_migrations_recorded_and_not_reapplied(tmp_path: Path) -> None:
     path = tmp_path / "m.db"
     store = await SQLiteStore.open(path)
     assert await store.applied_migrations() == [name for name, _ in MIGRATIONS]
+    assert await store.applied_migrations() == ["0001_initial", "0002_episode_reopened_at"]
     await store.close()
     again = await SQLiteStore.open(path)
     assert await again.applied_migrations() == [name for name, _ in MIGRATIONS]
@@ -31,13 +35,13 @@ async def test_migrations_recorded_and_not_reapplied(tmp_path: Path) -> None:
 async def test_wal_and_busy_timeout(tmp_path: Path) -> None:
     """The database runs in WAL mode with a busy timeout and foreign keys on."""
     store = await SQLiteStore.open(tmp_path / "w.db")
-    async with store.transaction() as db:
-        async with db.execute("PRAGMA journal_mode") as cur:
-            assert (await cur.fetchone()) == ("wal",)
-        async with db.execute("PRAGMA busy_timeout") as cur:
-            assert (await cur.fetchone()) == (5000,)
-        async with db.execute("PRAGMA foreign_keys") as cur:
-            assert (await cur.fetchone()) == (1,)
+    db = store._w
+    async with db.execute("PRAGMA journal_mode") as cur:
+        assert tuple(await cur.fetchone() or ()) == ("wal",)
+    async with db.execute("PRAGMA busy_timeout") as cur:
+        assert tuple(await cur.fetchone() or ()) == (5000,)
+    async with db.execute("PRAGMA foreign_keys") as cur:
+        assert tuple(await cur.fetchone() or ()) == (1,)
     assert await store.synchronous() == "normal"
     await store.close()
 
@@ -53,7 +57,7 @@ async def test_sync_setting_reaches_every_connection(
         for conn in (store._w, store._r, store._c):
             assert conn is not None
             async with conn.execute("PRAGMA synchronous") as cur:
-                assert (await cur.fetchone()) == (level,)
+                assert tuple(await cur.fetchone() or ()) == (level,)
     finally:
         await store.close()
     with pytest.raises(ValueError, match="sync"):
@@ -83,7 +87,6 @@ async def test_window_query_uses_index(tmp_path: Path) -> None:
 async def _in_main_file(path: Path, key: str) -> int:
     """Inbox rows of `key` in the database file proper, ignoring the WAL: what a
     checkpoint has copied back."""
-    import sqlite3
 
     con = sqlite3.connect(f"file:{path}?immutable=1", uri=True)
     try:
@@ -102,9 +105,9 @@ async def test_wal_is_checkpointed_in_the_background_not_by_a_commit(
     """Checkpoints run on a connection of their own every `_CHECKPOINT_EVERY` batches;
     the commits replies wait on do not copy the WAL back themselves (below the 40 MB
     safety net), so with checkpoints far apart nothing reaches the main file."""
-    import memory.store.sqlite.store
+    import memory.store.sqlite.connection
 
-    monkeypatch.setattr(memory.store.sqlite.store, "_CHECKPOINT_EVERY", every)
+    monkeypatch.setattr(memory.store.sqlite.connection, "_CHECKPOINT_EVERY", every)
     path = tmp_path / "c.db"
     store = await SQLiteStore.open(path)
     try:
@@ -133,20 +136,20 @@ class Batches:
 
 @pytest.fixture
 def batches(monkeypatch: pytest.MonkeyPatch) -> Batches:
-    import memory.store.sqlite.store
+    import memory.store.sqlite.connection
 
     seen = Batches()
-    on_thread = memory.store.sqlite.store._on_thread
+    on_thread = memory.store.sqlite.connection._on_thread
 
     async def recording(db: object, fn: object) -> object:
-        if isinstance(fn, partial) and fn.func is memory.store.sqlite.store._in_batch:
+        if isinstance(fn, partial) and fn.func is memory.store.sqlite.connection._in_batch:
             seen.sizes.append(len(fn.args[0]))
             if len(seen.sizes) == 1:
                 seen.first.set()
                 await seen.release.wait()
         return await on_thread(db, fn)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(memory.store.sqlite.store, "_on_thread", recording)
+    monkeypatch.setattr(memory.store.sqlite.connection, "_on_thread", recording)
     return seen
 
 
@@ -196,5 +199,156 @@ async def test_gathering_waits_only_after_a_batch_of_several(
         await asyncio.gather(*(_add(store, f"a{i}") for i in range(first)))
         await asyncio.gather(_add(store, "b", loop_turns=1), _add(store, "c", loop_turns=4))
         assert batches.sizes == ([first, 2] if together else [first, 1, 1])
+    finally:
+        await store.close()
+
+
+@pytest.fixture
+def trips(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One entry per round trip to a connection's thread (`_on_thread`), from now on."""
+    import memory.store.sqlite.connection
+
+    seen: list[int] = []
+    on_thread = memory.store.sqlite.connection._on_thread
+
+    async def counting(db: object, fn: object) -> object:
+        seen.append(1)
+        return await on_thread(db, fn)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(memory.store.sqlite.connection, "_on_thread", counting)
+    return seen
+
+
+async def _session(store: SQLiteStore, key: str, n: int) -> tuple[int, int]:
+    state = await store.turn_state(key, 1, T0)
+    for i in range(n):
+        new = NewExchange(state.session_id, state.episode.id, f"u{i}", f"r{i}", True, None, T0)
+        await store.record_exchange(new)
+    return state.session_id, state.episode.id
+
+
+def _delete_then_fail(db: sqlite3.Connection) -> None:
+    db.execute("DELETE FROM exchanges")
+    raise RuntimeError("boom")
+
+
+async def test_failed_write_rolls_back(tmp_path: Path) -> None:
+    """A unit of work that raises leaves no partial write, and its caller gets the error."""
+    store = await SQLiteStore.open(tmp_path / "r.db")
+    try:
+        await _session(store, "console:r", 1)
+        with pytest.raises(RuntimeError, match="boom"):
+            await store._atomic(_delete_then_fail)
+        assert len(await store.all_exchanges("console:r")) == 1
+    finally:
+        await store.close()
+
+
+async def test_a_cancelled_caller_cannot_split_its_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cancelling a caller whose write is on the writer's thread does not cut the
+    transaction short: the write commits whole, and the store stays usable."""
+    import memory.store.sqlite.connection as connection
+
+    store = await SQLiteStore.open(tmp_path / "c.db")
+    try:
+        session_id, episode_id = await _session(store, "console:c", 2)
+        on_thread, held, release = connection._on_thread, asyncio.Event(), asyncio.Event()
+
+        async def holding(db: object, fn: object) -> object:
+            if isinstance(fn, partial) and fn.func is connection._in_batch:
+                held.set()
+                await release.wait()
+            return await on_thread(db, fn)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(connection, "_on_thread", holding)
+        new = NewExchange(session_id, episode_id, "late", "reply", True, None, T0)
+        task = asyncio.ensure_future(store.record_exchange(new))
+        await held.wait()  # its batch is on its way to the writer
+        task.cancel()
+        release.set()
+        await asyncio.gather(task, return_exceptions=True)
+        assert task.cancelled()
+        if store._committer is not None:  # the batch goes on without its caller
+            await asyncio.wait([store._committer])
+        stored = await store.all_exchanges("console:c")
+        assert [e.user_text for e in stored] == ["u0", "u1", "late"]
+        state = await store.turn_state("console:c", 5, T0)
+        assert state.last_activity == T0  # the session was touched in the same unit
+        await _session(store, "console:c", 1)
+        assert len(await store.all_exchanges("console:c")) == 4
+    finally:
+        await store.close()
+
+
+async def test_concurrent_writes_commit_together_and_fail_alone(
+    tmp_path: Path, trips: list[int]
+) -> None:
+    """Group commit: writes issued at once share a few transactions (not one round trip
+    each), and one that fails — an exchange for an episode that does not exist — is
+    rolled back alone and raises to its own caller only."""
+    store = await SQLiteStore.open(tmp_path / "g.db")
+    try:
+        state = await store.turn_state("console:g", 2, T0)
+        trips.clear()
+
+        def exchange(episode_id: int, i: int) -> NewExchange:
+            return NewExchange(state.session_id, episode_id, f"u{i}", f"r{i}", True, None, T0)
+
+        writes = [store.record_exchange(exchange(state.episode.id, i)) for i in range(20)]
+        writes.insert(10, store.record_exchange(exchange(999_999, 99)))
+        results = await asyncio.gather(*writes, return_exceptions=True)
+        assert isinstance(results[10], sqlite3.IntegrityError)
+        assert not [r for i, r in enumerate(results) if i != 10 and isinstance(r, BaseException)]
+        assert len(trips) <= 3, f"{len(trips)} round trips for 21 writes"
+        stored = await store.all_exchanges("console:g")
+        assert [e.user_text for e in stored] == [f"u{i}" for i in range(20)]
+    finally:
+        await store.close()
+
+
+async def test_done_mark_rides_the_next_write_or_commits_alone(
+    tmp_path: Path, trips: list[int]
+) -> None:
+    """A delivered entry's done mark starts no round trip of its own: the next write
+    carries it, and without one it is committed alone shortly after."""
+    import memory.store.sqlite.connection
+
+    store = await SQLiteStore.open(tmp_path / "d.db")
+    try:
+        a = await store.inbox_add("telegram:44", "m1", "u", "text", "hola", T0)
+        b = await store.inbox_add("telegram:44", "m2", "u", "text", "otra", T0)
+        assert a is not None
+        assert b is not None
+        trips.clear()
+        store.inbox_delivered(a.id, at=T0)
+        marked = store._delivering[a.id]
+        await asyncio.sleep(0)
+        assert len(trips) == 0
+        assert not marked.done()
+        await store.inbox_add("telegram:44", "m3", "u", "text", "y otra", T0)
+        assert marked.done()
+        assert len(trips) == 1
+        store.inbox_delivered(b.id, at=T0)
+        alone = store._delivering[b.id]
+        delay = memory.store.sqlite.connection._MARK_DELAY_S
+        await asyncio.wait_for(alone, timeout=delay + 2)
+        assert len(trips) == 2
+        assert [e.external_id for e in await store.inbox_unfinished()] == ["m3"]
+        rows = await store._r.execute_fetchall("SELECT status FROM inbox ORDER BY id")
+        assert [row["status"] for row in rows] == ["done", "done", "pending"]
+    finally:
+        await store.close()
+
+
+async def test_rows_are_read_by_column_name(tmp_path: Path) -> None:
+    """Every connection hands rows out as `sqlite3.Row`, so mappers read columns by
+    name and a new column cannot shift the others."""
+    store = await SQLiteStore.open(tmp_path / "n.db")
+    try:
+        for conn in (store._w, store._r, store._c):
+            assert conn is not None
+            assert conn.row_factory is sqlite3.Row
     finally:
         await store.close()

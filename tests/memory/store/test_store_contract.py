@@ -1,36 +1,19 @@
-"""The conversation store contract: every backend must pass this suite."""
+"""The store contract: every backend must pass this suite. It talks only to the ports
+(`ConversationStore`, `DeliveryInbox`); SQLite specifics live in `test_sqlite.py`."""
 
 from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime, timedelta
 
-import pytest
-
-from memory.store.protocols import NewExchange, NewSummary
-from memory.store.sqlite.store import SQLiteStore
+from memory.store import Store
+from memory.store.conversation import NewExchange, NewSummary
 from memory.types import TopicDecision
 
 T0 = datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
 
 
-@pytest.fixture
-def trips(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """One entry per round trip to a connection's thread (`_on_thread`), from now on."""
-    import memory.store.sqlite.store
-
-    seen: list[int] = []
-    on_thread = memory.store.sqlite.store._on_thread
-
-    async def counting(db: object, fn: object) -> object:
-        seen.append(1)
-        return await on_thread(db, fn)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(memory.store.sqlite.store, "_on_thread", counting)
-    return seen
-
-
-async def add(store: SQLiteStore, key: str, n: int, *, noise_every: int = 0) -> list[int]:
+async def add(store: Store, key: str, n: int, *, noise_every: int = 0) -> list[int]:
     state = await store.turn_state(key, 1, T0)
     ids = []
     for i in range(n):
@@ -56,7 +39,7 @@ def summary(episode_id: int, base: int, checkpoint: int, text: str = "s") -> New
     )
 
 
-async def test_inbox_dedupes_by_external_id_per_key(store: SQLiteStore) -> None:
+async def test_inbox_dedupes_by_external_id_per_key(store: Store) -> None:
     """The same external id is accepted once per key, and independently across keys."""
     first = await store.inbox_add("telegram:1", "u-1", "telegram:9", "text", "hola", T0)
     again = await store.inbox_add("telegram:1", "u-1", "telegram:9", "text", "hola", T0)
@@ -66,7 +49,7 @@ async def test_inbox_dedupes_by_external_id_per_key(store: SQLiteStore) -> None:
     assert again is None
 
 
-async def test_inbox_unfinished_until_done(store: SQLiteStore) -> None:
+async def test_inbox_unfinished_until_done(store: Store) -> None:
     """Pending and answered entries are unfinished; done ones are not; replies survive."""
     a = await store.inbox_add("console:a", "1", "console:a", "text", "x", T0)
     b = await store.inbox_add("console:a", "2", "console:a", "text", "y", T0)
@@ -78,7 +61,7 @@ async def test_inbox_unfinished_until_done(store: SQLiteStore) -> None:
     assert [(e.id, e.status, e.replies) for e in unfinished] == [(a.id, "answered", ("reply a",))]
 
 
-async def test_inbox_prune_keeps_recent_done_entries(store: SQLiteStore) -> None:
+async def test_inbox_prune_keeps_recent_done_entries(store: Store) -> None:
     """Only finished entries older than the cut-off are pruned."""
     a = await store.inbox_add("console:a", "1", "console:a", "text", "x", T0)
     assert a
@@ -87,7 +70,7 @@ async def test_inbox_prune_keeps_recent_done_entries(store: SQLiteStore) -> None
     assert await store.inbox_prune(T0 + timedelta(days=8)) == 1
 
 
-async def test_window_is_last_n_signal_and_pending_after_checkpoint(store: SQLiteStore) -> None:
+async def test_window_is_last_n_signal_and_pending_after_checkpoint(store: Store) -> None:
     """Window: last N signal exchanges; pending: signal ones between checkpoint and window."""
     ids = await add(store, "console:w", 10, noise_every=3)  # ids 3, 6, 9 (1-based) are noise
     signal = [i for k, i in enumerate(ids) if k % 3 != 2]
@@ -103,7 +86,7 @@ async def test_window_is_last_n_signal_and_pending_after_checkpoint(store: SQLit
     assert state.summary.checkpoint == signal[1]
 
 
-async def test_window_size_change_applies_at_once(store: SQLiteStore) -> None:
+async def test_window_size_change_applies_at_once(store: Store) -> None:
     """A larger N shows more exchanges verbatim even when they are already folded."""
     ids = await add(store, "console:n", 8)
     state = await store.turn_state("console:n", 2, T0)
@@ -113,7 +96,7 @@ async def test_window_size_change_applies_at_once(store: SQLiteStore) -> None:
     assert wide.pending == ()
 
 
-async def test_write_summary_is_atomic_and_idempotent(store: SQLiteStore) -> None:
+async def test_write_summary_is_atomic_and_idempotent(store: Store) -> None:
     """A stale base version, or a checkpoint moving back, writes nothing."""
     ids = await add(store, "console:s", 6)
     state = await store.turn_state("console:s", 2, T0)
@@ -128,42 +111,7 @@ async def test_write_summary_is_atomic_and_idempotent(store: SQLiteStore) -> Non
     assert [s.text for s in await store.summaries(ep)] == ["v1", "v2"]
 
 
-async def test_failed_transaction_rolls_back(store: SQLiteStore) -> None:
-    """An exception inside a transaction leaves no partial write."""
-    await add(store, "console:r", 1)
-
-    async def failing_delete() -> None:
-        async with store.transaction() as db:
-            await db.execute("DELETE FROM exchanges")
-            raise RuntimeError("boom")
-
-    with pytest.raises(RuntimeError):
-        await failing_delete()
-    assert len(await store.all_exchanges("console:r")) == 1
-
-
-async def test_cancelled_transaction_rolls_back(store: SQLiteStore) -> None:
-    """Cancellation inside a transaction rolls back and leaves the store usable."""
-    await add(store, "console:c", 2)
-    entered = asyncio.Event()
-
-    async def slow_delete() -> None:
-        async with store.transaction() as db:
-            await db.execute("DELETE FROM exchanges")
-            entered.set()
-            await asyncio.sleep(10)
-
-    task = asyncio.create_task(slow_delete())
-    await entered.wait()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert len(await store.all_exchanges("console:c")) == 2
-    await add(store, "console:c", 1)
-    assert len(await store.all_exchanges("console:c")) == 3
-
-
-async def test_reset_hides_previous_episode(store: SQLiteStore) -> None:
+async def test_reset_hides_previous_episode(store: Store) -> None:
     """After start_episode the window and pending are empty; old rows stay stored."""
     await add(store, "console:e", 4)
     state = await store.turn_state("console:e", 3, T0)
@@ -179,7 +127,7 @@ async def test_reset_hides_previous_episode(store: SQLiteStore) -> None:
     assert episodes[1].opened_by == "manual"
 
 
-async def test_undo_restores_previous_episode(store: SQLiteStore) -> None:
+async def test_undo_restores_previous_episode(store: Store) -> None:
     """Undo reopens the previous episode and moves newer exchanges back into it."""
     ids = await add(store, "console:u", 3)
     state = await store.turn_state("console:u", 5, T0)
@@ -193,7 +141,7 @@ async def test_undo_restores_previous_episode(store: SQLiteStore) -> None:
     assert await store.undo_reset(state.session_id, T0, within_s=60) is None
 
 
-async def test_summary_refused_for_closed_episode(store: SQLiteStore) -> None:
+async def test_summary_refused_for_closed_episode(store: Store) -> None:
     """A fold finishing after a reset cannot write into the closed episode."""
     ids = await add(store, "console:z", 4)
     state = await store.turn_state("console:z", 1, T0)
@@ -201,7 +149,7 @@ async def test_summary_refused_for_closed_episode(store: SQLiteStore) -> None:
     assert await store.write_summary(summary(state.episode.id, 0, ids[2])) is None
 
 
-async def test_forget_erases_every_row_and_blocks_late_folds(store: SQLiteStore) -> None:
+async def test_forget_erases_every_row_and_blocks_late_folds(store: Store) -> None:
     """Forget deletes sessions, episodes, exchanges, summaries and inbox rows of one key."""
     ids = await add(store, "telegram:7", 4)
     await add(store, "whatsapp:7", 2)
@@ -216,7 +164,7 @@ async def test_forget_erases_every_row_and_blocks_late_folds(store: SQLiteStore)
     assert (await store.export("telegram:7"))["inbox"] == []
 
 
-async def test_keys_never_mix(store: SQLiteStore) -> None:
+async def test_keys_never_mix(store: Store) -> None:
     """telegram:5 and whatsapp:5 are different conversations."""
     await add(store, "telegram:5", 2)
     await add(store, "whatsapp:5", 3)
@@ -226,7 +174,7 @@ async def test_keys_never_mix(store: SQLiteStore) -> None:
     assert all("whatsapp:5" in e.user_text for e in wa.window)
 
 
-async def test_topic_decision_stored_with_the_turn(store: SQLiteStore) -> None:
+async def test_topic_decision_stored_with_the_turn(store: Store) -> None:
     """The topic decision and its signals are stored with the exchange."""
     state = await store.turn_state("console:t", 1, T0)
     await store.record_exchange(
@@ -247,56 +195,42 @@ async def test_topic_decision_stored_with_the_turn(store: SQLiteStore) -> None:
     assert '"overlap": 0.5' in rows[0]["topic"]
 
 
-async def test_sessions_listing_counts(store: SQLiteStore) -> None:
+async def test_sessions_listing_counts(store: Store) -> None:
     """Sessions report exchanges, noise, episodes and summary versions."""
     await add(store, "console:l", 6, noise_every=3)
     (info,) = await store.sessions()
     assert (info.key, info.exchanges, info.noise, info.episodes) == ("console:l", 6, 2, 1)
 
 
-async def test_concurrent_writes_commit_together_and_fail_alone(
-    store: SQLiteStore, trips: list[int]
-) -> None:
-    """Group commit: writes issued at once share a few transactions (not one round trip
-    each), and one that fails — an exchange for an episode that does not exist — is
-    rolled back alone and raises to its own caller only."""
-    import sqlite3
-
-    state = await store.turn_state("console:g", 2, T0)
-    trips.clear()
-
-    def exchange(episode_id: int, i: int) -> NewExchange:
-        return NewExchange(state.session_id, episode_id, f"u{i}", f"r{i}", True, None, T0)
-
-    writes = [store.record_exchange(exchange(state.episode.id, i)) for i in range(20)]
-    writes.insert(10, store.record_exchange(exchange(999_999, 99)))
-    results = await asyncio.gather(*writes, return_exceptions=True)
-    assert isinstance(results[10], sqlite3.IntegrityError)
-    assert not [r for i, r in enumerate(results) if i != 10 and isinstance(r, BaseException)]
-    assert len(trips) <= 3, f"{len(trips)} round trips for 21 writes"
-    stored = await store.all_exchanges("console:g")
-    assert [e.user_text for e in stored] == [f"u{i}" for i in range(20)]
-
-
-async def test_intake_state_is_the_stored_state(store: SQLiteStore) -> None:
-    """The turn state `intake` returns (built without reading for a new chat, read for a
-    known one) is exactly what `peek_state` reads afterwards."""
-    first = await store.intake("telegram:41", "m1", "telegram:41", "text", "hola", T0, window=6)
+async def test_intake_state_is_the_stored_state(store: Store) -> None:
+    """The turn state `begin_turn` returns (built without reading for a new chat, read
+    for a known one) is exactly what `peek_state` reads afterwards."""
+    first = await store.begin_turn("telegram:41", "m1", "telegram:41", "text", "hola", T0, 6)
     assert first.entry is not None
     assert first.state == await store.peek_state("telegram:41", 6)
     await add(store, "telegram:41", 3)
-    later = await store.intake("telegram:41", "m2", "telegram:41", "text", "otra", T0, window=2)
+    later = await store.begin_turn("telegram:41", "m2", "telegram:41", "text", "otra", T0, 2)
     assert later.state is not None
     assert len(later.state.window) == 2
     assert later.state == await store.peek_state("telegram:41", 2)
-    again = await store.intake("telegram:41", "m2", "telegram:41", "text", "otra", T0, window=2)
+    again = await store.begin_turn("telegram:41", "m2", "telegram:41", "text", "otra", T0, 2)
     assert again.entry is None
     assert again.state is None
 
 
-async def test_peek_for_fold_is_the_state_and_the_opening(store: SQLiteStore) -> None:
-    """What a fold reads in one round trip equals `peek_state` plus the episode's first
-    signal exchanges (noise skipped); an unknown key has nothing to fold."""
+async def test_begin_turn_stores_nothing_for_a_key_in_debug_mode(store: Store) -> None:
+    """A key in debug mode is a dry run: `begin_turn` writes no inbox entry, while
+    `inbox_add` (a command) still stores its message."""
+    await store.set_debug("telegram:42", True, T0)
+    dry = await store.begin_turn("telegram:42", "m1", "telegram:42", "text", "hola", T0, 6)
+    assert (dry.entry, dry.debug) == (None, True)
+    assert await store.inbox_get("telegram:42", "m1") is None
+    assert await store.inbox_add("telegram:42", "m2", "telegram:42", "text", "/debug", T0)
+
+
+async def test_peek_for_fold_is_the_state_and_the_opening(store: Store) -> None:
+    """What a fold reads equals `peek_state` plus the episode's first signal exchanges
+    (noise skipped); with nothing pending, or an unknown key, there is nothing to fold."""
     assert await store.peek_for_fold("telegram:43", 2, 3) is None
     await add(store, "telegram:43", 7, noise_every=2)
     peeked = await store.peek_for_fold("telegram:43", 2, 3)
@@ -306,31 +240,40 @@ async def test_peek_for_fold_is_the_state_and_the_opening(store: SQLiteStore) ->
     assert [e.user_text for e in opening] == [f"telegram:43 user {i}" for i in (0, 2, 4)]
     # 7 exchanges, every other one noise: 4 signal, 2 in the window, 2 pending.
     assert len(state.pending) == 2
-    assert await store.peek_for_fold("telegram:43", 2, 3, due=2) == peeked
-    not_due = await store.peek_for_fold("telegram:43", 2, 3, due=3)
-    assert not_due == (state, [])  # nothing to fold yet: the opening is not read
+    nothing_pending = await store.peek_for_fold("telegram:43", 4, 3)
+    assert nothing_pending == (await store.peek_state("telegram:43", 4), [])
 
 
-async def test_done_mark_rides_the_next_write_or_commits_alone(
-    store: SQLiteStore, trips: list[int]
-) -> None:
-    """A delivered entry's done mark starts no round trip of its own: the next write
-    carries it, and without one it is committed alone shortly after."""
-    import memory.store.sqlite.store
+async def test_concurrent_writes_fail_alone(store: Store) -> None:
+    """Writes issued at once all land, and one that fails (an exchange for an episode
+    that does not exist) raises to its own caller only."""
+    state = await store.turn_state("console:g", 2, T0)
 
+    def exchange(episode_id: int, i: int) -> NewExchange:
+        return NewExchange(state.session_id, episode_id, f"u{i}", f"r{i}", True, None, T0)
+
+    writes = [store.record_exchange(exchange(state.episode.id, i)) for i in range(20)]
+    writes.insert(10, store.record_exchange(exchange(999_999, 99)))
+    results = await asyncio.gather(*writes, return_exceptions=True)
+    assert isinstance(results[10], Exception)
+    assert not [r for i, r in enumerate(results) if i != 10 and isinstance(r, BaseException)]
+    stored = await store.all_exchanges("console:g")
+    assert [e.user_text for e in stored] == [f"u{i}" for i in range(20)]
+
+
+async def test_a_delivered_entry_reads_done_at_once_and_stays_done(store: Store) -> None:
+    """`inbox_delivered` returns without waiting; the entry reads as done from then on
+    (not unfinished, so neither recovery nor a redelivery answers it again), and
+    `inbox_settled` waits until that is durable."""
     a = await store.inbox_add("telegram:44", "m1", "u", "text", "hola", T0)
     b = await store.inbox_add("telegram:44", "m2", "u", "text", "otra", T0)
     assert a is not None
     assert b is not None
-    trips.clear()
-    marked = store.inbox_done_soon(a.id, at=T0)
-    await asyncio.sleep(0)
-    assert len(trips) == 0
-    assert not marked.done()
-    await store.inbox_add("telegram:44", "m3", "u", "text", "y otra", T0)
-    assert marked.done()
-    assert len(trips) == 1
-    alone = store.inbox_done_soon(b.id, at=T0)
-    await asyncio.wait_for(alone, timeout=memory.store.sqlite.store._MARK_DELAY_S + 2)
-    assert len(trips) == 2
-    assert [e.external_id for e in await store.inbox_unfinished()] == ["m3"]
+    await store.inbox_mark(a.id, "answered", ["hola!"], at=T0)
+    store.inbox_delivered(a.id, at=T0)
+    got = await store.inbox_get("telegram:44", "m1")
+    assert got is not None
+    assert got.status == "done"
+    assert [e.external_id for e in await store.inbox_unfinished()] == ["m2"]
+    await store.inbox_settled()
+    assert [e.external_id for e in await store.inbox_unfinished()] == ["m2"]

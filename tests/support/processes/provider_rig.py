@@ -22,10 +22,10 @@ import httpx2
 from bot.app import App
 from bot.conversation.inbound import Inbound
 from config.settings import Settings, load_settings
+from config.specs import parse_spec
 from providers.base import ChatModel
 from providers.factory import ProviderCredentials, build_chat_model
 from providers.offline import OfflineChatModel
-from providers.specs import parse_spec
 
 DEADLINE_S = 3.0
 # The deadline bounds the model; the handler's own reads and writes add milliseconds.

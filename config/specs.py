@@ -1,4 +1,5 @@
-"""`provider:model` specs, parsed once at start; `factory.py` builds models from them."""
+"""`provider:model` specs: the format of VENTANA_CHAT_MODEL and VENTANA_SUMMARY_MODEL,
+validated with the settings; `providers.factory` builds models from them."""
 
 from __future__ import annotations
 

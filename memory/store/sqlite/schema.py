@@ -1,10 +1,37 @@
-"""Ordered, named schema migrations, recorded in `schema_migrations` and applied at start."""
+"""The schema: ordered, named migrations, recorded in `schema_migrations`, applied at start.
+
+Each migration is a function over a raw connection, registered in order by `@migration`
+and recorded under `NNNN_<function name>`; it runs in the transaction that records it.
+A new table (a search index, say) is a new function at the end of the list.
+"""
 
 from __future__ import annotations
 
-MIGRATIONS: tuple[tuple[str, str], ...] = (
-    (
-        "0001_initial",
+import sqlite3
+from collections.abc import Callable
+from datetime import UTC, datetime
+from functools import partial
+
+from memory.store.sqlite.connection import in_transaction
+
+Migration = Callable[[sqlite3.Connection], None]
+MIGRATIONS: list[tuple[str, Migration]] = []
+
+
+def migration(fn: Migration) -> Migration:
+    MIGRATIONS.append((f"{len(MIGRATIONS) + 1:04d}_{fn.__name__}", fn))
+    return fn
+
+
+def _script(db: sqlite3.Connection, sql: str) -> None:
+    for statement in filter(str.strip, sql.split(";")):
+        db.execute(statement)
+
+
+@migration
+def initial(db: sqlite3.Connection) -> None:
+    _script(
+        db,
         """
         CREATE TABLE sessions (
             id INTEGER PRIMARY KEY,
@@ -76,11 +103,31 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX inbox_unfinished ON inbox(status, id) WHERE status != 'done';
         CREATE INDEX inbox_by_age ON inbox(updated_at) WHERE status = 'done';
         """,
-    ),
-    (
-        "0002_episode_reopened_at",
-        """
-        ALTER TABLE episodes ADD COLUMN reopened_at TEXT;
-        """,
-    ),
-)
+    )
+
+
+@migration
+def episode_reopened_at(db: sqlite3.Connection) -> None:
+    db.execute("ALTER TABLE episodes ADD COLUMN reopened_at TEXT")
+
+
+def _apply(db: sqlite3.Connection, number: int, name: str, apply: Migration) -> None:
+    apply(db)
+    at = datetime.now(UTC).isoformat()
+    db.execute("INSERT INTO schema_migrations VALUES (?, ?, ?)", (number, name, at))
+
+
+def migrate(db: sqlite3.Connection) -> list[str]:
+    """Apply what is not applied yet, each in its own transaction; the names applied."""
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations "
+        "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
+    done = {row[0] for row in db.execute("SELECT name FROM schema_migrations")}
+    applied = []
+    for number, (name, apply) in enumerate(MIGRATIONS, start=1):
+        if name in done:
+            continue
+        in_transaction(db, partial(_apply, db, number, name, apply))
+        applied.append(name)
+    return applied

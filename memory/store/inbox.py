@@ -1,0 +1,47 @@
+"""The delivery inbox port: every inbound message is durable here before it is
+acknowledged to its channel, and stays until its reply has been delivered."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Literal, Protocol
+
+from memory.types import InboxEntry
+
+Answered = Literal["answered", "done"]
+
+
+class DeliveryInbox(Protocol):
+    async def inbox_add(
+        self, key: str, external_id: str, user: str, kind: str, text: str, at: datetime
+    ) -> InboxEntry | None:
+        """Store a new message; None when `(key, external_id)` is already in (a redelivery)."""
+        ...
+
+    async def inbox_get(self, key: str, external_id: str) -> InboxEntry | None: ...
+
+    async def inbox_unfinished(self) -> list[InboxEntry]:
+        """Entries not delivered yet (pending or answered), oldest first."""
+        ...
+
+    async def inbox_mark(
+        self, entry_id: int, status: Answered, replies: Sequence[str] = (), *, at: datetime
+    ) -> None:
+        """Record the replies of an entry (`answered`) or that they reached the user
+        (`done`); durable when this returns."""
+        ...
+
+    def inbox_delivered(self, entry_id: int, at: datetime) -> None:
+        """The entry's replies reached the user: it is done. This store reads it as done
+        at once; it becomes durable by `inbox_settled()` at the latest (a crash before
+        that redelivers a delivered reply, as a crash between sending and marking could)."""
+        ...
+
+    async def inbox_settled(self) -> None:
+        """Wait until every `inbox_delivered` so far is durable."""
+        ...
+
+    async def inbox_prune(self, before: datetime) -> int:
+        """Drop finished entries older than `before` (dedupe must outlive redeliveries)."""
+        ...

@@ -1,0 +1,29 @@
+"""The session key as a type: parsed once, printed back in the stored form."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.types import SessionKey
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("telegram:12345", SessionKey("telegram", "12345")),
+        ("telegram:-100200:77", SessionKey("telegram", "-100200", "77")),
+        ("whatsapp:34600111222", SessionKey("whatsapp", "34600111222")),
+        ("console:ana", SessionKey("console", "ana")),
+        ("console:a:b", SessionKey("console", "a:b")),
+    ],
+)
+def test_parse_and_str_round_trip(text: str, key: SessionKey) -> None:
+    """Each stored form parses into channel, chat and member, and `str()` gives it back;
+    only a Telegram key has a group member part."""
+    assert SessionKey.parse(text) == key
+    assert str(key) == text
+
+
+def test_keys_of_different_channels_differ() -> None:
+    """The same id on two channels is two different keys."""
+    assert SessionKey.parse("telegram:5") != SessionKey.parse("whatsapp:5")

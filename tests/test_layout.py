@@ -1,0 +1,133 @@
+"""The shape of the code base: one-way dependencies, no import cycle, small modules,
+small folders (DESIGN.md, Layout)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("bot", "memory", "providers", "config")
+FRAMEWORKS = ("bot", "telegram", "starlette", "uvicorn")
+# Being split on their own branch (issue 19); drop this set once that is merged.
+SPLIT_ELSEWHERE = {
+    "memory/fold/facts.py",
+    "memory/topic/text.py",
+    "tests/memory/fold/test_summarizer.py",
+    "tests/memory/topic/test_topic.py",
+}
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            found[name] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _imported(name: str, path: Path) -> Iterator[str]:
+    """Every module `name` imports, absolute, at any depth (type-checking ones too)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            yield base
+            yield from (f"{base}.{alias.name}" for alias in node.names)
+
+
+def _graph() -> dict[str, set[str]]:
+    """Our modules and the modules of ours each one imports."""
+    return {
+        name: {dep for dep in _imported(name, path) if dep in MODULES and dep != name}
+        for name, path in MODULES.items()
+    }
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}  # 1: on the current path, 2: finished
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node], _ = 1, path.append(node)
+        for dep in sorted(graph[node]):
+            if state.get(dep) == 1:
+                return [*path[path.index(dep) :], dep]
+            if dep not in state and (found := visit(dep)):
+                return found
+        state[node], _ = 2, path.pop()
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    """The check below would notice a cycle: a → b → a is reported as such."""
+    assert _cycle({"a": {"b"}, "b": {"a"}, "c": set()}) == ["a", "b", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_no_import_cycle() -> None:
+    """No module of bot/memory/providers/config imports itself through others."""
+    assert _cycle(_graph()) is None
+
+
+def test_config_imports_nothing_of_ours() -> None:
+    """config/ is the bottom layer: it imports no other package of ours."""
+    outside = {
+        f"{name} → {dep}"
+        for name, deps in _graph().items()
+        if name.startswith("config")
+        for dep in deps
+        if not dep.startswith("config")
+    }
+    assert outside == set()
+
+
+@pytest.mark.parametrize("package", ["memory", "providers"])
+def test_core_never_imports_bot_or_a_framework(package: str) -> None:
+    """memory/ and providers/ import neither bot/ nor Telegram nor a web framework."""
+    bad = {
+        f"{name} → {dep}"
+        for name, path in MODULES.items()
+        if name.split(".")[0] == package
+        for dep in _imported(name, path)
+        if dep.split(".")[0] in FRAMEWORKS
+    }
+    assert bad == set()
+
+
+def test_no_module_over_400_lines() -> None:
+    """Every module of ours, tests included, stays under 400 lines."""
+    paths = [*MODULES.values(), *(ROOT / "tests").rglob("*.py")]
+    long = {
+        str(p.relative_to(ROOT)): n for p in paths if (n := len(p.read_bytes().splitlines())) > 400
+    }
+    assert {path: n for path, n in long.items() if path not in SPLIT_ELSEWHERE} == {}
+
+
+def test_no_folder_with_more_than_12_modules() -> None:
+    """No package folder holds more than 12 modules side by side."""
+    folders = {p.parent for p in [*MODULES.values(), *(ROOT / "tests").rglob("*.py")]}
+    crowded = {
+        str(folder.relative_to(ROOT)): n
+        for folder in folders
+        if (n := len([p for p in folder.glob("*.py") if p.name != "__init__.py"])) > 12
+    }
+    assert crowded == {}
