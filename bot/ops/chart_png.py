@@ -12,7 +12,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from bot.ops.chart import (
+from bot.ops.chart_data import (
     FOLD,
     FOLD_MARKS,
     FULL,

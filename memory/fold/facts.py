@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from functools import lru_cache
 
 from memory.fold.kinds import DIGITLESS_KINDS, KIND_RULES, plausible_kind
 from memory.fold.labels import label_before
 from memory.fold.presence import _PLAIN, _is_word, _present, missing_facts
-from memory.fold.rules import _ODD_CASE, BASE_RULES, FactKind, _lowered
+from memory.fold.rules import _ODD_CASE, BASE_RULES, Fact, FactKind, _lowered
 
 __all__ = [
     "IDENTITY_KINDS",
@@ -90,13 +89,6 @@ IDENTITY_KINDS = frozenset(
         "company",
     }
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Fact:
-    kind: FactKind
-    value: str
-    label: str = field(default="", compare=False)
 
 
 # The user's own kinds first: on the same span they are the more precise reading

@@ -5,12 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
-from memory.fold.rules import _ODD_CASE
-
-if TYPE_CHECKING:
-    from memory.fold.facts import Fact
+from memory.fold.rules import _ODD_CASE, Fact
 
 
 def missing_facts(facts: Iterable[Fact], text: str) -> list[Fact]:

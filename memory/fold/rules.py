@@ -9,9 +9,19 @@ names and companies). Order breaks ties between overlapping matches of the same 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 FactKind = str
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One hard fact: its kind, its value verbatim, and what the text says it is."""
+
+    kind: FactKind
+    value: str
+    label: str = field(default="", compare=False)
+
 
 # Characters that match a plain one ignoring case but do not lower to it: "İ" lowers to
 # two characters, "ı" matches "i" and "ſ" matches "s".

@@ -285,13 +285,3 @@ def _new_request_hits(text: str, phrases: Iterable[str]) -> list[str]:
             hits.append(phrase)
             break
     return hits
-
-
-def __getattr__(name: str) -> object:
-    """The intent-family readings moved to `memory.topic.families`; still importable from
-    here (lazily: that module imports this one)."""
-    if name in ("family_hits", "family_hits_in"):
-        from memory.topic import families
-
-        return getattr(families, name)
-    raise AttributeError(name)

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from memory import noise, policy
 from memory.topic.cues import CLOSURE, CONTINUATION, CONTRAST, INTENT_FAMILIES, NEW_REQUEST
-from memory.topic.text import family_hits, family_hits_in, new_request_hits, phrase_hits_in
+from memory.topic.families import family_hits, family_hits_in
+from memory.topic.text import new_request_hits, phrase_hits_in
 from memory.types import Exchange
 
 # Words that hit cues, families, failures and loops, so the generated texts do too.

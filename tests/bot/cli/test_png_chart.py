@@ -7,7 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from bot.ops.chart import FOLD_MARKS, MAX_POINTS, buckets, svg_document, write_chart
+from bot.ops.chart import svg_document, write_chart
+from bot.ops.chart_data import FOLD_MARKS, MAX_POINTS, buckets
 from bot.ops.chart_png import png_figure, totals_line
 
 

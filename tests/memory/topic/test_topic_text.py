@@ -91,8 +91,8 @@ def test_episode_readings_equal_reading_the_joined_text(texts: list[str]) -> Non
     """Family hits, cue phrases and terms from per-text caches equal those of the texts
     joined by newlines, phrases spanning two texts ("base" | "de datos") included."""
     from memory.topic.cues import CLOSURE, INTENT_FAMILIES, NEW_REQUEST
+    from memory.topic.families import family_hits_in
     from memory.topic.text import (
-        family_hits_in,
         phrase_hits,
         phrase_hits_in,
         term_set,
@@ -112,7 +112,7 @@ def test_a_phrase_across_two_texts_counts_once_joined() -> None:
     """A summary ending in "base" and a message opening with "de datos" still make the
     phrase "base de datos", as they did when the episode was one joined text."""
     from memory.topic.cues import INTENT_FAMILIES
-    from memory.topic.text import family_hits, family_hits_in
+    from memory.topic.families import family_hits, family_hits_in
 
     texts = ["revisamos la base", "de datos y el servidor"]
     apart = [family_hits(text, INTENT_FAMILIES).get("technical", 0) for text in texts]
