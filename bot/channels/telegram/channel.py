@@ -5,8 +5,10 @@ was received. In polling mode a small loop of our own calls getUpdates and only 
 the next batch (offset = last update_id + 1, which is what confirms a batch to Telegram)
 after every update of the current one is committed; PTB's `Updater` would confirm on its
 next call whatever happened to our processing, so it is not used. In webhook mode
-`handle_webhook` answers 200 only after the commit; any failure answers an error status,
-so Telegram delivers the update again. Redeliveries are deduplicated by `update_id`.
+`handle_webhook` answers 200 only after the commit; a database failure answers 500, so
+Telegram delivers the update again. Malformed input (not JSON, wrong field types) is
+acknowledged too, recorded in the inbox as rejected with its reason, never processed.
+Redeliveries are deduplicated by `update_id`.
 
 Which updates become messages (groups, media, edits, which are ignored) is described in
 `bot.channels.telegram.convert`; how replies are delivered, in `bot.channels.telegram.outbox`.
@@ -15,8 +17,10 @@ Which updates become messages (groups, media, edits, which are ignored) is descr
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import hmac
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 import structlog
@@ -26,7 +30,14 @@ from telegram.ext import Application
 from telegram.request import BaseRequest
 
 from bot.app import App
-from bot.channels.telegram.convert import ALLOWED_UPDATES, BotIdentity, to_inbound
+from bot.channels.telegram.convert import (
+    ALLOWED_UPDATES,
+    UNKNOWN_KEY,
+    BotIdentity,
+    Malformed,
+    chat_key,
+    to_inbound,
+)
 from bot.channels.telegram.outbox import TelegramOutbox
 
 log = structlog.get_logger(__name__)
@@ -147,14 +158,14 @@ class TelegramChannel:
             return 403
         if self.me is None:
             return 503  # not started yet: Telegram retries later
-        update = self._parse(body)
-        if update is None:
-            log.warning("telegram_webhook_malformed")
-            return 400
         try:
-            await self._commit(update)
-        except Exception:
-            log.exception("telegram_commit_failed", update_id=update.update_id)
+            update = self._parse(body)
+            if isinstance(update, str):  # acknowledged: Telegram would resend it forever
+                await self._reject(UNKNOWN_KEY, _body_id(body), update)
+            else:
+                await self._commit(update)
+        except Exception:  # the database: a real failure, Telegram delivers it again
+            log.exception("telegram_commit_failed")
             return 500
         return 200
 
@@ -189,8 +200,9 @@ class TelegramChannel:
         assert self.me is not None
         try:
             inbound = to_inbound(update, self.me, self.app.settings.group_mode)
-        except Exception:  # a malformed update must not block the ones behind it
-            log.exception("telegram_update_unreadable", update_id=update.update_id)
+        except Exception as exc:  # a malformed update must not block the ones behind it
+            reason = str(exc) if isinstance(exc, Malformed) else f"unreadable ({_name(exc)})"
+            await self._reject(chat_key(update), str(update.update_id), reason)
             return
         if inbound is None:
             log.debug("telegram_update_ignored", update_id=update.update_id)
@@ -199,14 +211,23 @@ class TelegramChannel:
         if future is not None:
             future.add_done_callback(_observe)
 
-    def _parse(self, body: bytes) -> Update | None:
+    def _parse(self, body: bytes) -> Update | str:
+        """The update, or why the body is not one."""
         try:
             data: Any = json.loads(body)
-            if not isinstance(data, dict) or not isinstance(data.get("update_id"), int):
-                return None
+        except (ValueError, RecursionError):
+            return "not JSON"
+        if not isinstance(data, dict) or type(data.get("update_id")) is not int:
+            return "not an update (no integer update_id)"
+        try:
             return Update.de_json(data, self.application.bot)
-        except Exception:
-            return None
+        except Exception as exc:
+            return f"unreadable ({_name(exc)})"
+
+    async def _reject(self, key: str, external_id: str, reason: str) -> None:
+        """Record malformed input as rejected with its reason: answered 200, never retried."""
+        fresh = await self.app.store.inbox_reject(key, external_id, reason, datetime.now(UTC))
+        log.warning("telegram_update_rejected", id=external_id, reason=reason, fresh=fresh)
 
     def _redact(self, exc: BaseException) -> str:
         return repr(exc).replace(self.application.bot.token, "<token>")
@@ -259,6 +280,15 @@ def _operator_chats(operators: tuple[str, ...]) -> list[int]:
         if channel == CHANNEL and ident.lstrip("-").isdigit():
             chats.append(int(ident))
     return chats
+
+
+def _name(exc: BaseException) -> str:
+    return type(exc).__name__
+
+
+def _body_id(body: bytes) -> str:
+    """A stable id for a body without an update_id: a redelivery is recorded once."""
+    return "sha256:" + hashlib.sha256(body).hexdigest()[:32]
 
 
 def _observe(future: asyncio.Future[list[str]]) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import UTC, datetime
@@ -19,7 +20,10 @@ import structlog
 
 from bot.channels.whatsapp.graph import GraphSender, SendFailed, Sleep, split_text
 from bot.channels.whatsapp.webhook import (
+    UNKNOWN_KEY,
+    Rejected,
     parse_failures,
+    parse_messages,
     parse_payload,
     sign,
     verify_challenge,
@@ -92,19 +96,37 @@ class WhatsAppChannel:
         if not verify_signature(self._app_secret, raw_body, signature_header):
             log.warning("whatsapp_bad_signature")
             return 403
-        try:
+        try:  # signed but malformed: acknowledged and recorded, or Meta resends it for days
             data: Any = json.loads(raw_body)
-        except (ValueError, UnicodeDecodeError):
-            log.warning("whatsapp_malformed_json", size=len(raw_body))
-            return 400
+        except (ValueError, RecursionError):  # RecursionError: nested too deep to parse
+            return await self._reject_body(raw_body, "not JSON")
         if not isinstance(data, dict):
-            return 400
+            return await self._reject_body(raw_body, "not a JSON object")
         self._log_failures(data)
         return await self._submit_all(data)
 
+    async def _reject_body(self, raw_body: bytes, reason: str) -> int:
+        ident = "sha256:" + hashlib.sha256(raw_body).hexdigest()[:32]
+        return await self._reject_all([Rejected(UNKNOWN_KEY, ident, reason)])
+
+    async def _reject_all(self, rejected: list[Rejected]) -> int:
+        now = datetime.now(UTC)
+        try:
+            for item in rejected:
+                await self.app.store.inbox_reject(item.key, item.external_id, item.reason, now)
+                log.warning("whatsapp_message_rejected", id=item.external_id, reason=item.reason)
+        except Exception:
+            log.exception("whatsapp_intake_failed")
+            return 500  # the database: Meta redelivers
+        return 200
+
     async def _submit_all(self, data: dict[str, Any]) -> int:
         now = datetime.now(UTC)
-        messages = parse_payload(data, phone_number_id=self.phone_number_id, received_at=now)
+        messages, rejected = parse_messages(
+            data, phone_number_id=self.phone_number_id, received_at=now
+        )
+        if rejected and await self._reject_all(rejected) != 200:
+            return 500
         try:
             for inbound in messages:  # in payload order: per-chat order is arrival order
                 future = await self.app.handler.submit(inbound)

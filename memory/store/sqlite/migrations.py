@@ -83,4 +83,10 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE episodes ADD COLUMN reopened_at TEXT;
         """,
     ),
+    (
+        "0003_inbox_rejected_reason",
+        """
+        ALTER TABLE inbox ADD COLUMN reason TEXT;
+        """,
+    ),
 )

@@ -62,6 +62,11 @@ _SUMMARY_COLS = (
 _INBOX_COLS = "id, session_key, external_id, user_ref, kind, text, received_at, status, replies"
 
 
+_INBOX_REJECT = (
+    "INSERT INTO inbox (session_key, external_id, user_ref, kind, text, received_at, updated_at,"
+    " status, reason) VALUES (?, ?, '', 'rejected', '', ?, ?, 'rejected', ?)"
+    " ON CONFLICT (session_key, external_id) DO NOTHING"
+)
 # Session, current episode, latest summary version and the newest reply of either kind
 # (two index seeks on exchanges_window, not a scan), in one round trip.
 _STATE_SQL = (
@@ -379,13 +384,22 @@ class SQLiteStore(SQLiteOperatorQueries):
 
         return await self._atomic(run)
 
+    async def inbox_reject(self, key: str, external_id: str, reason: str, at: datetime) -> bool:
+        """Record malformed input as rejected (never processed, never recovered); False when
+        this delivery was already recorded. No session is created, no body is kept."""
+        row = (key, external_id, iso(at), iso(at), reason)
+        async with self.transaction() as db:
+            cur = await db.execute(_INBOX_REJECT, row)
+            return cur.rowcount > 0
+
     async def inbox_get(self, key: str, external_id: str) -> InboxEntry | None:
         sql = f"SELECT {_INBOX_COLS} FROM inbox WHERE session_key = ? AND external_id = ?"
         rows = list(await self._r.execute_fetchall(sql, (key, external_id)))
         return inbox_row(rows[0]) if rows else None
 
     async def inbox_unfinished(self) -> list[InboxEntry]:
-        sql = f"SELECT {_INBOX_COLS} FROM inbox WHERE status != 'done' ORDER BY id"
+        sql = f"SELECT {_INBOX_COLS} FROM inbox WHERE status != 'done' AND status != 'rejected'"
+        sql += " ORDER BY id"  # the partial index inbox_unfinished covers the first term
         async with self._r.execute(sql) as cur:
             return [inbox_row(row) for row in await cur.fetchall()]
 
@@ -411,7 +425,8 @@ class SQLiteStore(SQLiteOperatorQueries):
         """Drop finished entries older than `before` (dedupe must outlive redeliveries)."""
         async with self.transaction() as db:
             cur = await db.execute(
-                "DELETE FROM inbox WHERE status = 'done' AND updated_at < ?", (iso(before),)
+                "DELETE FROM inbox WHERE status IN ('done', 'rejected') AND updated_at < ?",
+                (iso(before),),
             )
             return cur.rowcount
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import sqlite3
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -137,7 +139,6 @@ async def test_verification_handshake(rig: WhatsAppRig) -> None:
         ("text.json", None, 401),
         ("text.json", "sha256=" + "0" * 64, 403),
         ("text.json", "garbage", 403),
-        ("malformed.json", "sign", 400),
     ],
 )
 async def test_refused_posts_store_nothing(
@@ -149,7 +150,7 @@ async def test_refused_posts_store_nothing(
     signature: str | None,
     status: int,
 ) -> None:
-    """Unsigned 401, badly signed 403, malformed 400: no row, no model call, no reply."""
+    """Unsigned 401, badly signed 403: no row, no model call, no reply."""
     response = await rig.post(golden(body), signature=signature)
     assert response.status_code == status
     await rig.settle()
@@ -158,10 +159,42 @@ async def test_refused_posts_store_nothing(
     assert graph.requests == []
 
 
-async def test_signed_non_object_is_malformed(rig: WhatsAppRig, db: Path) -> None:
-    """Valid JSON that is not an object is refused as malformed too."""
-    assert (await rig.post(b"[1, 2]")).status_code == 400
-    assert count_rows(db, "inbox") == 0
+def rejected_rows(db: Path) -> list[tuple[str, str]]:
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        sql = "SELECT session_key, reason FROM inbox WHERE status = 'rejected' ORDER BY id"
+        return [(str(key), str(reason)) for key, reason in conn.execute(sql)]
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (golden("malformed.json"), "not JSON"),
+        (b"[1, 2]", "not a JSON object"),
+        (b"[" * 100_000 + b"]" * 100_000, "not JSON"),  # RecursionError in json.loads
+    ],
+)
+async def test_signed_malformed_bodies_are_acknowledged_and_rejected(
+    rig: WhatsAppRig, model: ScriptedChatModel, db: Path, body: bytes, reason: str
+) -> None:
+    """Broken, non-object or 100,000-deep JSON: 200, one rejected row with its reason, once."""
+    assert (await rig.post(body)).status_code == 200
+    assert (await rig.post(body)).status_code == 200  # Meta's redelivery: recorded once
+    await rig.settle()
+    assert rejected_rows(db) == [("whatsapp:unknown", reason)]
+    assert await rig.app.store.inbox_unfinished() == []
+    assert model.requests == []
+
+
+async def test_a_message_without_a_valid_sender_is_rejected(
+    rig: WhatsAppRig, model: ScriptedChatModel, db: Path
+) -> None:
+    """A message item whose `from` is not a phone number is recorded as rejected, not run."""
+    payload = golden_json("text.json")
+    payload["entry"][0]["changes"][0]["value"]["messages"][0]["from"] = {"id": "abc"}
+    assert (await rig.post(json.dumps(payload).encode())).status_code == 200
+    await rig.settle()
+    assert rejected_rows(db) == [("whatsapp:unknown", "from is not a WhatsApp id")]
+    assert model.requests == []
 
 
 async def test_image_gets_a_short_text_only_reply(
