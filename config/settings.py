@@ -80,6 +80,7 @@ class Settings(BaseSettings):
     group_mode: Literal["shared", "per_user"] = _v("VENTANA_GROUP_MODE", "shared")
     log_format: Literal["json", "console"] = _v("VENTANA_LOG_FORMAT", "console")
     log_level: Literal["debug", "info", "warning", "error"] = _v("VENTANA_LOG_LEVEL", "info")
+    log_pseudonym_secret: SecretStr | None = _v("VENTANA_LOG_PSEUDONYM_SECRET", None)
     http_host: str = _v("VENTANA_HTTP_HOST", "127.0.0.1")
     http_port: int = _v("VENTANA_HTTP_PORT", 8080, ge=1, le=65535)
 
