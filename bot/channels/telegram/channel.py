@@ -20,12 +20,13 @@ import asyncio
 import hashlib
 import hmac
 import json
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import structlog
 from telegram import BotCommand, BotCommandScopeChat, Update
-from telegram.error import BadRequest, InvalidToken, TelegramError
+from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError, TelegramError
 from telegram.ext import Application
 from telegram.request import BaseRequest
 
@@ -101,6 +102,7 @@ class TelegramChannel:
         self.drain_timeout = drain_timeout
         self.me: BotIdentity | None = None
         self._poller: asyncio.Task[None] | None = None
+        self._accepting = False  # the webhook route answers 200 only once started
 
     @property
     def webhook_mode(self) -> bool:
@@ -109,7 +111,7 @@ class TelegramChannel:
     async def start(self) -> None:
         """Log in (getMe), register commands, recover the inbox, then poll or set the webhook."""
         try:
-            await self.application.initialize()
+            await self._reachable("getMe", self.application.initialize)
         except InvalidToken:  # PTB's own message quotes the token: never let it reach a log
             raise ValueError(
                 "Telegram rejected TELEGRAM_BOT_TOKEN; copy it again from @BotFather"
@@ -120,10 +122,13 @@ class TelegramChannel:
         await self._set_commands()
         await self.app.handler.recover(CHANNEL)
         if self.webhook_mode:
-            await self._set_webhook()
-        else:
-            await bot.delete_webhook(drop_pending_updates=False)  # getUpdates needs none set
+            await self._reachable("setWebhook", self._set_webhook)
+        else:  # getUpdates needs no webhook set
+            await self._reachable(
+                "deleteWebhook", lambda: bot.delete_webhook(drop_pending_updates=False)
+            )
             self._poller = asyncio.create_task(self._poll(), name="telegram:poll")
+        self._accepting = True
         log.info(
             "telegram_started",
             bot=self.me.username,
@@ -136,6 +141,7 @@ class TelegramChannel:
         The webhook stays registered: Telegram keeps updates while we are down and
         delivers them when we are back.
         """
+        self._accepting = False
         if self._poller is not None:
             self._poller.cancel()
             await asyncio.wait({self._poller})
@@ -156,7 +162,7 @@ class TelegramChannel:
         if not self._secret_ok(secret_header):
             log.warning("telegram_webhook_forbidden")
             return 403
-        if self.me is None:
+        if not self._accepting:
             return 503  # not started yet: Telegram retries later
         try:
             update = self._parse(body)
@@ -239,6 +245,23 @@ class TelegramChannel:
         return hmac.compare_digest(header.encode(), expected.get_secret_value().encode())
 
     # -- setup --------------------------------------------------------------------------
+
+    async def _reachable(self, what: str, call: Callable[[], Awaitable[object]]) -> None:
+        """`call`, retried with backoff while the Bot API is unreachable or failing (5xx);
+        one warning line per attempt, as for a blip while polling. Refusals propagate."""
+        delay = self.retry_delay
+        while True:
+            try:
+                await call()
+                return
+            except (InvalidToken, BadRequest, Forbidden):
+                raise
+            except NetworkError as exc:  # also TimedOut; PTB maps 5xx here too
+                log.warning(
+                    "telegram_unreachable", call=what, error=self._redact(exc), retry_in=delay
+                )
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, MAX_BACKOFF_S)
 
     async def _set_commands(self) -> None:
         """Everyone's command menu in the configured language; operators also see /debug."""
