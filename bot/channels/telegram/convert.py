@@ -89,7 +89,7 @@ def to_inbound(update: Update, me: BotIdentity, group_mode: str) -> Inbound | No
 
 def malformed(message: Message) -> str | None:
     """Why `message` cannot be handled, or None. PTB does not check JSON types."""
-    if not _is_int(message.chat.id):
+    if message.chat is None or not _is_int(message.chat.id):
         return "chat.id is not an integer"
     if message.from_user is not None and not _is_int(message.from_user.id):
         return "from.id is not an integer"
@@ -105,7 +105,7 @@ def malformed(message: Message) -> str | None:
 def chat_key(update: Update) -> str:
     """The chat's key when the update names a valid chat; `telegram:unknown` otherwise."""
     message = update.message
-    ident = message.chat.id if message is not None else None
+    ident = getattr(getattr(message, "chat", None), "id", None)
     return f"telegram:{ident}" if _is_int(ident) else UNKNOWN_KEY
 
 

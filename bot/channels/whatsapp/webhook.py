@@ -144,6 +144,8 @@ def _dicts(items: object) -> Iterator[dict[str, Any]]:
 def _inbound(message: dict[str, Any], received_at: datetime | None) -> Inbound | str | None:
     """The message, why it is malformed, or None when it is ignored by design."""
     wa_id, wamid, kind = message.get("from"), message.get("id"), message.get("type")
+    if not isinstance(kind, str):
+        return "type is not a string"
     if kind in _IGNORED_TYPES:
         return None
     if not isinstance(wa_id, str) or not _WA_ID.fullmatch(wa_id):
