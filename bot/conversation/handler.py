@@ -37,7 +37,9 @@ log = structlog.get_logger(__name__)
 class Outbox(Protocol):
     """Where replies for one channel go."""
 
-    async def send(self, key: str, texts: Sequence[str]) -> None: ...
+    async def send(self, key: str, texts: Sequence[str]) -> asyncio.Future[None] | None:
+        """Deliver, or return a future for a delivery that goes on in the background."""
+        ...
 
     def working(self, key: str) -> AbstractAsyncContextManager[None]: ...
 
@@ -169,14 +171,26 @@ class ConversationHandler:
                 texts, recorded = await self._respond(entry)
             if entry.id and not recorded:  # a turn marks it with its exchange
                 await self.store.inbox_mark(entry.id, "answered", texts, at=_now())
-        await self._deliver(entry.key, texts)
-        if entry.id:  # id 0: a debug message that never entered the inbox
+        later = await self._deliver(entry.key, texts)
+        if entry.id and later is not None:  # done only once delivered; the chat moves on
+            self._mark_when_delivered(entry.id, later)
+        elif entry.id:  # id 0: a debug message that never entered the inbox
             # Not awaited: the mark joins the next batch of writes. Until it commits the
             # entry still counts as ours, so a redelivery meanwhile is not sent again.
             marked = self.store.inbox_done_soon(entry.id, at=_now())
             self._marking[entry.id] = marked
             marked.add_done_callback(functools.partial(self._marked, entry.id))
         return texts
+
+    def _mark_when_delivered(self, entry_id: int, delivery: asyncio.Future[None]) -> None:
+        async def mark() -> None:
+            with contextlib.suppress(Exception):  # undelivered: stays answered, resent at start
+                await delivery
+                await self.store.inbox_done_soon(entry_id, at=_now())
+
+        marked = asyncio.ensure_future(mark())
+        self._marking[entry_id] = marked
+        marked.add_done_callback(functools.partial(self._marked, entry_id))
 
     def _marked(self, entry_id: int, _done: asyncio.Future[None]) -> None:
         self._marking.pop(entry_id, None)
@@ -258,10 +272,11 @@ class ConversationHandler:
 
     # -- delivery -----------------------------------------------------------------------
 
-    async def _deliver(self, key: str, texts: Sequence[str]) -> None:
+    async def _deliver(self, key: str, texts: Sequence[str]) -> asyncio.Future[None] | None:
         outbox = self.outboxes.get(key.split(":", 1)[0])
         if outbox is not None and texts:
-            await outbox.send(key, texts)
+            return await outbox.send(key, texts)
+        return None
 
     @contextlib.asynccontextmanager
     async def _working(self, key: str) -> AsyncIterator[None]:

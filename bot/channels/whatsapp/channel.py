@@ -19,6 +19,7 @@ import httpx
 import structlog
 
 from bot.channels.whatsapp.graph import GraphSender, SendFailed, Sleep, split_text
+from bot.channels.whatsapp.later import LaterDelivery
 from bot.channels.whatsapp.webhook import (
     UNKNOWN_KEY,
     Rejected,
@@ -78,6 +79,8 @@ class WhatsAppChannel:
             token=token.get_secret_value(),
             sleep=sleep,
         )
+        self._sleep = sleep
+        self._later: dict[str, LaterDelivery] = {}  # chats with a send retrying (bounded)
         app.handler.register(CHANNEL, self)
 
     # -- webhook ------------------------------------------------------------------------
@@ -150,12 +153,33 @@ class WhatsAppChannel:
 
     # -- outbox -------------------------------------------------------------------------
 
-    async def send(self, key: str, texts: Sequence[str]) -> None:
-        """Each text, split at 4096 characters; stops at the first permanent refusal."""
+    async def send(self, key: str, texts: Sequence[str]) -> asyncio.Future[None] | None:
+        """Each text, split at 4096 characters; stops at the first permanent refusal.
+
+        One quick attempt per message here; when Graph is slow or failing, the rest is
+        retried in the background and the returned future resolves once delivered (the
+        handler marks the entry done only then), so the chat's next message is not held
+        behind a hung send. Later replies of the same chat queue behind it, in order.
+        """
+        chunks = [chunk for text in texts for chunk in split_text(text)]
+        if key in self._later:
+            return self._later[key].add(chunks)
         wa_id = key.split(":", 1)[1]
-        for text in texts:
-            if not await self.graph.send_text(wa_id, text):
-                return
+        for n, chunk in enumerate(chunks):
+            try:
+                if not await self.graph.send_chunk(wa_id, chunk, retries=0):
+                    return None
+            except SendFailed:
+                return self._retry_later(key, chunks[n:])
+        return None
+
+    def _retry_later(self, key: str, chunks: list[str]) -> asyncio.Future[None]:
+        later = LaterDelivery(self.graph, key.split(":", 1)[1], self._sleep)
+        self._later[key] = later
+        future = later.add(chunks)
+        later.task.add_done_callback(lambda _: self._later.pop(key, None))
+        log.info("whatsapp_send_deferred", key=key, chunks=len(chunks))
+        return future
 
     @contextlib.asynccontextmanager
     async def working(self, key: str) -> AsyncIterator[None]:
@@ -168,7 +192,14 @@ class WhatsAppChannel:
         return await self.app.handler.recover(CHANNEL)
 
     async def stop(self) -> None:
-        """Close the Graph API client, if it is ours. Call once no turn can send any more."""
+        """Close the Graph API client, if it is ours. Call once no turn can send any more.
+        Deliveries still retrying are cancelled: their entries stay answered, and are
+        delivered at the next start."""
+        for later in list(self._later.values()):
+            later.task.cancel()
+        await asyncio.gather(
+            *(later.task for later in self._later.values()), return_exceptions=True
+        )
         if self._owns_client:
             await self._client.aclose()
 

@@ -14,6 +14,7 @@ import httpx
 import pytest
 import structlog
 
+from bot.channels.whatsapp.later import BACKGROUND_RETRIES
 from bot.conversation.texts import t
 from providers.base import ChatReply, ChatRequest
 from tests.support.whatsapp import (
@@ -362,7 +363,8 @@ async def test_throttled_send_backs_off_then_delivers(rig: WhatsAppRig, graph: F
 
 async def test_undelivered_reply_is_sent_after_restart(db: Path, graph: FakeGraph) -> None:
     """Throttled past every retry: the stored reply goes out on the next start, no new call."""
-    graph.script = [httpx.Response(429) for _ in range(4)]
+    attempts = 1 + 1 + BACKGROUND_RETRIES  # inline, then in the background
+    graph.script = [httpx.Response(429) for _ in range(attempts)]
     first = ScriptedChatModel()
     rig = await WhatsAppRig.open(db, graph, first)
     try:
@@ -379,7 +381,7 @@ async def test_undelivered_reply_is_sent_after_restart(db: Path, graph: FakeGrap
     finally:
         await rig.aclose()
     assert second.requests == []
-    assert len(graph.requests) == 5
+    assert len(graph.requests) == attempts + 1
     assert graph.texts_to(LUCIA)[-1] == reply_to("Hola, ¿me ayudas con mi pedido #4821?")
     assert inbox_statuses(db) == ["done"]
     assert len(first.chat_calls) == 1
