@@ -25,8 +25,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import structlog
-from telegram import BotCommand, BotCommandScopeChat, Update
-from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError, TelegramError
+from telegram import Update
+from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError
 from telegram.ext import Application
 from telegram.request import BaseRequest
 
@@ -39,6 +39,7 @@ from bot.channels.telegram.convert import (
     chat_key,
     to_inbound,
 )
+from bot.channels.telegram.menu import set_commands
 from bot.channels.telegram.outbox import TelegramOutbox
 
 log = structlog.get_logger(__name__)
@@ -46,26 +47,6 @@ log = structlog.get_logger(__name__)
 CHANNEL = "telegram"
 POLL_TIMEOUT_S = 30
 MAX_BACKOFF_S = 30.0
-COMMANDS: dict[str, dict[str, str]] = {
-    "es": {
-        "start": "Empezar",
-        "help": "Ayuda y comandos",
-        "reset": "Empezar de cero",
-        "undo": "Deshacer el último reinicio",
-        "summary": "Lo que recuerdo ahora",
-        "forget": "Borrar todos tus datos",
-        "debug": "Modo depuración (on|off)",
-    },
-    "en": {
-        "start": "Start",
-        "help": "Help and commands",
-        "reset": "Start over",
-        "undo": "Undo the last reset",
-        "summary": "What I remember now",
-        "forget": "Erase all your data",
-        "debug": "Debug mode (on|off)",
-    },
-}
 
 
 class TelegramChannel:
@@ -119,7 +100,7 @@ class TelegramChannel:
         bot = self.application.bot
         self.me = BotIdentity(bot.id, bot.username)
         self.app.handler.register(CHANNEL, self.outbox)
-        await self._set_commands()
+        await set_commands(self.application.bot, self.app.settings)
         await self.app.handler.recover(CHANNEL)
         if self.webhook_mode:
             await self._reachable("setWebhook", self._set_webhook)
@@ -263,23 +244,6 @@ class TelegramChannel:
             await asyncio.sleep(delay)
             delay = min(delay * 2, MAX_BACKOFF_S)
 
-    async def _set_commands(self) -> None:
-        """Everyone's command menu in the configured language; operators also see /debug."""
-        texts = COMMANDS.get(self.app.settings.language, COMMANDS["en"])
-        public = [BotCommand(name, text) for name, text in texts.items() if name != "debug"]
-        bot = self.application.bot
-        try:
-            await bot.set_my_commands(public)
-        except TelegramError as exc:
-            log.warning("telegram_set_commands_failed", error=str(exc))
-        for chat in _operator_chats(self.app.settings.operators):
-            try:  # fails until the operator has opened a chat with the bot; harmless
-                await bot.set_my_commands(
-                    [*public, BotCommand("debug", texts["debug"])], scope=BotCommandScopeChat(chat)
-                )
-            except TelegramError as exc:
-                log.info("telegram_operator_commands_skipped", error=str(exc))
-
     async def _set_webhook(self) -> None:
         settings = self.app.settings
         assert settings.telegram_webhook_url is not None
@@ -293,16 +257,6 @@ class TelegramChannel:
             )
         except BadRequest as exc:  # e.g. not HTTPS, a port Telegram refuses, an unknown host
             raise ValueError(f"Telegram refused TELEGRAM_WEBHOOK_URL: {exc.message}") from None
-
-
-def _operator_chats(operators: tuple[str, ...]) -> list[int]:
-    """Private chat ids of Telegram operators (a user's private chat id is their user id)."""
-    chats = []
-    for operator in operators:
-        channel, _, ident = operator.partition(":")
-        if channel == CHANNEL and ident.lstrip("-").isdigit():
-            chats.append(int(ident))
-    return chats
 
 
 def _name(exc: BaseException) -> str:

@@ -102,7 +102,7 @@ async def test_idle_connections_are_closed_after_the_header_deadline(server: Ser
     """Five clients that connect and send nothing are all closed within the deadline."""
     clients = [await server.connect() for _ in range(5)]
     waits = await asyncio.gather(*(closed_within(r, 3) for r, _ in clients))
-    assert all(DEADLINE * 0.8 <= w < DEADLINE + 1 for w in waits)
+    assert max(waits) < DEADLINE + 1
     assert "http_read_timeout" in server.events()
     for _, writer in clients:
         writer.close()
