@@ -2,12 +2,17 @@
 
 Bodies and secrets stay out of logs above debug: events carry ids, sizes and token
 counts; the `redact` processor is a last line of defence for keys that must never
-appear at info level or above.
+appear at info level or above. WhatsApp session keys are phone numbers: above debug the
+`Pseudonymize` processor replaces them with a stable keyed hash (`whatsapp:~3f9a…`), so
+logs kept after a `/forget` name no one; at debug the raw key is shown next to it.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
+import secrets
 import sys
 from collections.abc import MutableMapping
 from typing import Any
@@ -39,6 +44,48 @@ _LEVELS = {
 }
 
 
+# Fields that may carry a session key or a `channel:user_id`.
+KEY_FIELDS = ("key", "user", "session_key")
+PSEUDONYMIZED_CHANNELS = ("whatsapp:",)  # keys that are phone numbers
+_PSEUDONYM_CONTEXT = b"ventana log pseudonym v1"
+
+
+def pseudonym_secret(explicit: str | None, fallback: str | None = None) -> bytes:
+    """The HMAC key of log pseudonyms: the explicit setting, else derived from a secret
+    the install already has (WhatsApp's app secret), else random for this process."""
+    if explicit:
+        return explicit.encode()
+    if fallback:
+        return hmac.new(fallback.encode(), _PSEUDONYM_CONTEXT, hashlib.sha256).digest()
+    return secrets.token_bytes(32)
+
+
+def pseudonym(secret: bytes, value: str) -> str:
+    """`whatsapp:~<12 hex>`: the same for the same key and secret, unlinkable without it."""
+    channel, _, _ = value.partition(":")
+    digest = hmac.new(secret, value.encode(), hashlib.sha256).hexdigest()[:12]
+    return f"{channel}:~{digest}"
+
+
+class Pseudonymize:
+    """structlog processor: phone-number keys become pseudonyms above debug."""
+
+    def __init__(self, secret: bytes) -> None:
+        self.secret = secret
+
+    def __call__(
+        self, _: Any, method: str, event: MutableMapping[str, Any]
+    ) -> MutableMapping[str, Any]:
+        for field in KEY_FIELDS:
+            value = event.get(field)
+            if isinstance(value, str) and value.startswith(PSEUDONYMIZED_CHANNELS):
+                if method == "debug":
+                    event[f"{field}_pseudonym"] = pseudonym(self.secret, value)
+                else:
+                    event[field] = pseudonym(self.secret, value)
+        return event
+
+
 def redact(_: Any, method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     """Drop sensitive keys from every event above debug."""
     if method != "debug":
@@ -47,8 +94,11 @@ def redact(_: Any, method: str, event: MutableMapping[str, Any]) -> MutableMappi
     return event
 
 
-def configure_logging(fmt: str = "console", level: str = "info") -> None:
-    """One call at start. JSON lines for machines, colourless console lines for people."""
+def configure_logging(
+    fmt: str = "console", level: str = "info", pseudonym_key: bytes | None = None
+) -> None:
+    """One call at start. JSON lines for machines, colourless console lines for people.
+    `pseudonym_key` keeps pseudonyms stable across restarts (see `pseudonym_secret`)."""
     renderer: Any = (
         structlog.processors.JSONRenderer()
         if fmt == "json"
@@ -59,6 +109,7 @@ def configure_logging(fmt: str = "console", level: str = "info") -> None:
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
+            Pseudonymize(pseudonym_key or pseudonym_secret(None)),
             redact,
             structlog.processors.format_exc_info if fmt == "json" else _identity,
             renderer,

@@ -98,8 +98,13 @@ class Settings(BaseSettings):
     log_level: Annotated[Literal["debug", "info", "warning", "error"], Lower] = _v(
         "VENTANA_LOG_LEVEL", "info"
     )
+    log_pseudonym_secret: SecretStr | None = _v("VENTANA_LOG_PSEUDONYM_SECRET", None)
     http_host: str = _v("VENTANA_HTTP_HOST", "127.0.0.1")
     http_port: int = _v("VENTANA_HTTP_PORT", 8080, ge=1, le=65535)
+    http_header_timeout_seconds: float = _v("VENTANA_HTTP_HEADER_TIMEOUT_SECONDS", 10.0, gt=0)
+    http_body_timeout_seconds: float = _v("VENTANA_HTTP_BODY_TIMEOUT_SECONDS", 20.0, gt=0)
+    http_keepalive_seconds: float = _v("VENTANA_HTTP_KEEPALIVE_SECONDS", 5.0, gt=0)
+    http_max_connections: int = _v("VENTANA_HTTP_MAX_CONNECTIONS", 256, ge=1)
 
     telegram_bot_token: SecretStr | None = _v("TELEGRAM_BOT_TOKEN", None)
     telegram_base_url: str = _v("TELEGRAM_BASE_URL", "https://api.telegram.org/bot")

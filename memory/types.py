@@ -103,7 +103,8 @@ class TurnState:
     last_reply: str | None  # the latest stored reply of the episode, signal or not
 
 
-InboxStatus = Literal["pending", "answered", "done"]
+# "rejected": malformed input, acknowledged and kept (with its reason) only for dedupe
+InboxStatus = Literal["pending", "answered", "done", "rejected"]
 
 
 @dataclass(frozen=True, slots=True)

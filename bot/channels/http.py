@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import structlog
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
@@ -59,6 +59,8 @@ def _whatsapp_routes(channel: WhatsAppChannel) -> list[Route]:
             raw = await _body(request)
         except BodyTooLarge:
             return Response(status_code=413)
+        except ClientDisconnect:
+            return _gone()
         status = await channel.handle_post(raw, request.headers.get("X-Hub-Signature-256"))
         return Response(status_code=status)
 
@@ -74,10 +76,18 @@ def _telegram_routes(channel: TelegramWebhook) -> list[Route]:
             raw = await _body(request)
         except BodyTooLarge:
             return Response(status_code=413)
+        except ClientDisconnect:
+            return _gone()
         secret = request.headers.get("X-Telegram-Bot-Api-Secret-Token")
         return Response(status_code=await channel.handle_webhook(raw, secret))
 
     return [Route("/telegram/webhook", receive, methods=["POST"])]
+
+
+def _gone() -> Response:
+    """The client left mid-body (or was cut off for being slow): routine, nothing to answer."""
+    log.debug("http_client_disconnected")
+    return Response(status_code=400)
 
 
 async def _body(request: Request, limit: int = MAX_BODY) -> bytes:

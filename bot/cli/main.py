@@ -14,7 +14,7 @@ import structlog
 from bot.cli import admin as cli_admin
 from bot.cli import run as cli_run
 from config.checks import names_in_use, unknown_variables
-from config.logging import configure_logging
+from config.logging import configure_logging, pseudonym_secret
 from config.settings import Settings, SettingsInvalid, load_settings
 
 Runner = Callable[[argparse.Namespace, Settings], Awaitable[int]]
@@ -45,7 +45,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SettingsInvalid as exc:
         print(f"ventana: {exc}", file=sys.stderr)
         return 2
-    configure_logging(settings.log_format, settings.log_level)
+    explicit, app_secret = settings.log_pseudonym_secret, settings.whatsapp_app_secret
+    pseudonyms = pseudonym_secret(
+        explicit.get_secret_value() if explicit else None,
+        app_secret.get_secret_value() if app_secret else None,
+    )
+    configure_logging(settings.log_format, settings.log_level, pseudonyms)
     warn_unknown_variables()
     runner: Runner = args.runner
     try:

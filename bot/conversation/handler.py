@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
@@ -37,7 +38,9 @@ log = structlog.get_logger(__name__)
 class Outbox(Protocol):
     """Where replies for one channel go."""
 
-    async def send(self, key: str, texts: Sequence[str]) -> None: ...
+    async def send(self, key: str, texts: Sequence[str]) -> asyncio.Future[None] | None:
+        """Deliver, or return a future for a delivery that goes on in the background."""
+        ...
 
     def working(self, key: str) -> AbstractAsyncContextManager[None]: ...
 
@@ -52,6 +55,7 @@ class ConversationHandler:
         self.commands = commands.Context(settings, engine.episodes, store)
         self.serial = KeyedSerial()
         self._queued: set[int] = set()  # inbox ids queued or running here (bounded by work)
+        self._later: dict[int, asyncio.Future[None]] = {}  # delivery retried in the background
         self._states: dict[int, TurnState] = {}  # read at intake, for the entry's turn
 
     def register(self, channel: str, outbox: Outbox) -> None:
@@ -139,6 +143,7 @@ class ConversationHandler:
     async def drain(self) -> None:
         """Wait until everything queued here is answered, delivered and marked done."""
         await self.serial.drain()
+        await asyncio.gather(*self._later.values(), return_exceptions=True)
         await self.store.inbox_settled()
 
     async def aclose(self) -> None:
@@ -152,7 +157,8 @@ class ConversationHandler:
             return await self._process_entry(entry)
         finally:
             self._states.pop(entry.id, None)
-            self._queued.discard(entry.id)
+            if entry.id not in self._later:
+                self._queued.discard(entry.id)
             structlog.contextvars.unbind_contextvars("key")
 
     async def _process_entry(self, entry: InboxEntry) -> list[str]:
@@ -163,12 +169,31 @@ class ConversationHandler:
                 texts, recorded = await self._respond(entry)
             if entry.id and not recorded:  # a turn marks it with its exchange
                 await self.store.inbox_mark(entry.id, "answered", texts, at=_now())
-        await self._deliver(entry.key, texts)
-        if entry.id:  # id 0: a debug message that never entered the inbox
+        later = await self._deliver(entry.key, texts)
+        if entry.id and later is not None:  # done only once delivered; the chat moves on
+            self._mark_when_delivered(entry.id, later)
+        elif entry.id:  # id 0: a debug message that never entered the inbox
             # Not awaited: the mark joins the next batch of writes; the store reads the
             # entry as done meanwhile, so a redelivery is not sent again.
             self.store.inbox_delivered(entry.id, at=_now())
         return texts
+
+    def _mark_when_delivered(self, entry_id: int, delivery: asyncio.Future[None]) -> None:
+        """The outbox retries in the background: the entry is done once that delivery
+        lands; if it never does, it stays answered and is resent at the next start."""
+
+        async def mark() -> None:
+            with contextlib.suppress(Exception):
+                await delivery
+                self.store.inbox_delivered(entry_id, at=_now())
+
+        marked = asyncio.ensure_future(mark())
+        self._later[entry_id] = marked
+        marked.add_done_callback(functools.partial(self._marked, entry_id))
+
+    def _marked(self, entry_id: int, _done: asyncio.Future[None]) -> None:
+        self._later.pop(entry_id, None)
+        self._queued.discard(entry_id)
 
     async def _respond(self, entry: InboxEntry) -> tuple[list[str], bool]:
         """The replies, and whether they were already recorded with an exchange."""
@@ -246,10 +271,11 @@ class ConversationHandler:
 
     # -- delivery -----------------------------------------------------------------------
 
-    async def _deliver(self, key: str, texts: Sequence[str]) -> None:
+    async def _deliver(self, key: str, texts: Sequence[str]) -> asyncio.Future[None] | None:
         outbox = self.outboxes.get(SessionKey.parse(key).channel)
         if outbox is not None and texts:
-            await outbox.send(key, texts)
+            return await outbox.send(key, texts)
+        return None
 
     @contextlib.asynccontextmanager
     async def _working(self, key: str) -> AsyncIterator[None]:

@@ -19,6 +19,11 @@ class DeliveryInbox(Protocol):
         """Store a new message; None when `(key, external_id)` is already in (a redelivery)."""
         ...
 
+    async def inbox_reject(self, key: str, external_id: str, reason: str, at: datetime) -> bool:
+        """Record malformed input as rejected with its reason: acknowledged, never processed,
+        never recovered; no session is created, no body kept. False for a redelivery."""
+        ...
+
     async def inbox_get(self, key: str, external_id: str) -> InboxEntry | None: ...
 
     async def inbox_unfinished(self) -> list[InboxEntry]:

@@ -1,23 +1,40 @@
 """Hostile text through the real handler: nothing escapes, nothing corrupt is stored, and
-the user always gets a clear answer (the model's, or the too-long / empty message)."""
+the user always gets a clear answer (the model's, or the too-long / empty message).
+Malformed channel input (wrong JSON types, junk, 100,000-deep nesting) through the real
+webhook routes: always acknowledged, recorded, never left pending; each probe prints
+'N tried, N failed'."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import copy
+import itertools
+import json
 import sqlite3
 import tempfile
-from contextlib import closing
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, closing
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+import httpx
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from structlog.testing import capture_logs
 
 from bot.app import App
+from bot.channels.http import build_http_app
 from bot.conversation.inbound import Inbound
 from bot.conversation.texts import t
 from config.settings import load_settings
-from tests.support.fakes import ScriptedChatModel
+from tests.support.fakes import ScriptedChatModel, respuesta
+from tests.support.telegram import telegram_bot
+from tests.support.whatsapp import FakeGraph, golden
+from tests.support.whatsapp_rig import WhatsAppRig
 
 KEY = "telegram:77"
 MAX_CHARS = 16_000
@@ -114,3 +131,179 @@ async def _check_stored(app: App, text: str, model: ScriptedChatModel, calls: in
     if len(model.requests) > calls:
         exchanges = await app.store.all_exchanges(KEY)
         assert exchanges[-1].user_text == clean(text).strip()
+
+
+# -- malformed channel input: every update acknowledged, none left pending -----------------
+
+Probe = Callable[[bytes], Awaitable[int]]
+Rig = Callable[[Path], AbstractAsyncContextManager[tuple[App, Probe]]]
+json_value = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=6,
+)
+MISSING = object()
+replacement = st.one_of(json_value, st.just(MISSING))
+nesting = st.integers(min_value=1, max_value=100_000)
+junk = st.one_of(
+    st.binary(max_size=64),
+    json_value.map(lambda v: json.dumps(v).encode()),
+    nesting.map(lambda n: b"[" * n + b"]" * n),
+    nesting.map(lambda n: b'{"a":' * n + b"1" + b"}" * n),
+)
+TG_BASE: dict[str, Any] = {"update_id": 1, "message": {
+    "message_id": 1, "date": 1_718_900_000, "text": "hola",
+    "chat": {"id": 5, "type": "private", "first_name": "A"},
+    "from": {"id": 5, "is_bot": False, "first_name": "A"}}}  # fmt: skip
+TG_PATHS: list[tuple[Any, ...]] = [
+    ("update_id",), ("message",), ("message", "text"), ("message", "chat"),
+    ("message", "chat", "id"), ("message", "chat", "type"), ("message", "from"),
+    ("message", "from", "id"), ("message", "date"), ("message", "entities"),
+    ("message", "reply_to_message"), ("message", "message_id"),
+]  # fmt: skip
+WA_MESSAGE = ("entry", 0, "changes", 0, "value", "messages", 0)
+WA_PATHS: list[tuple[Any, ...]] = [
+    ("entry",), ("entry", 0, "changes"), WA_MESSAGE[:5], WA_MESSAGE[:6], WA_MESSAGE,
+    *((*WA_MESSAGE, name) for name in ("from", "id", "type", "text", "timestamp")),
+    (*WA_MESSAGE, "text", "body"),
+]  # fmt: skip
+
+
+@dataclass
+class Tally:
+    """How a probe went: examples tried, examples failed (a 500, an error, a stuck row)."""
+
+    name: str
+    tried: int = 0
+    failed: list[str] = field(default_factory=list)
+
+    def report(self) -> str:
+        return f"{self.name}: {self.tried} tried, {len(self.failed)} failed"
+
+
+def mutate(base: dict[str, Any], path: tuple[Any, ...], value: object) -> dict[str, Any]:
+    """`base` with the field at `path` replaced by `value` (or removed, for MISSING)."""
+    data = copy.deepcopy(base)
+    node: Any = data
+    for step in path[:-1]:
+        node = node[step]
+    if value is MISSING and isinstance(node, dict):
+        node.pop(path[-1], None)
+    elif value is MISSING:
+        del node[path[-1]]
+    else:
+        node[path[-1]] = value
+    return data
+
+
+def run_probe(tally: Tally, rig: Rig, tmp: Path, bodies: st.SearchStrategy[bytes]) -> None:
+    """Feed every generated body to the rig's probe in one event loop; tally the failures."""
+    loop = asyncio.new_event_loop()
+    opened = rig(tmp)
+    app, probe = loop.run_until_complete(opened.__aenter__())
+
+    @settings(
+        max_examples=120,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    @given(bodies)
+    def feed(body: bytes) -> None:
+        tally.tried += 1
+        try:
+            with capture_logs() as logs:
+                status = loop.run_until_complete(_probe_once(app, probe, body))
+        except Exception as exc:
+            tally.failed.append(f"raised {exc!r} for {body[:80]!r}")
+            return
+        errors = [e["event"] for e in logs if e["log_level"] in ("error", "critical")]
+        if status != 200 or errors:
+            tally.failed.append(f"{status} {errors} for {body[:300]!r}")
+
+    try:
+        feed()
+    finally:
+        loop.run_until_complete(opened.__aexit__(None, None, None))
+        loop.close()
+
+
+async def _probe_once(app: App, probe: Probe, body: bytes) -> int:
+    status = await asyncio.wait_for(probe(body), 10)
+    await asyncio.wait_for(app.handler.drain(), 10)
+    if await app.store.inbox_unfinished():
+        return -1  # a row left pending would be re-queued at every start
+    return status
+
+
+@contextlib.asynccontextmanager
+async def telegram_rig(tmp: Path) -> AsyncIterator[tuple[App, Probe]]:
+    """A started webhook-mode Telegram channel behind the real HTTP app, on a fake Bot API."""
+    secret = "probe-secret"
+    hooks = {"telegram_webhook_url": "https://bot.test/hook", "telegram_webhook_secret": secret}
+    async with telegram_bot(tmp / "tg.db", **hooks) as h:
+        http = build_http_app(h.app, telegram=h.channel)
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=http), base_url="http://ventana"
+        ) as client:
+
+            async def probe(body: bytes) -> int:
+                headers = {"X-Telegram-Bot-Api-Secret-Token": secret}
+                response = await client.post("/telegram/webhook", content=body, headers=headers)
+                return response.status_code
+
+            yield h.app, probe
+
+
+@contextlib.asynccontextmanager
+async def whatsapp_rig(tmp: Path) -> AsyncIterator[tuple[App, Probe]]:
+    """The WhatsApp channel behind the real HTTP app; every body validly signed."""
+    graph = FakeGraph()
+    rig = await WhatsAppRig.open(tmp / "wa.db", graph, ScriptedChatModel(reply=respuesta))
+    try:
+
+        async def probe(body: bytes) -> int:
+            return (await rig.post(body)).status_code
+
+        yield rig.app, probe
+    finally:
+        await rig.aclose()
+        await graph.client.aclose()
+    assert graph.unexpected == []
+
+
+def test_malformed_telegram_updates_are_acknowledged_and_never_left_pending(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Webhook updates with any field of any JSON type, or junk: always 200, none pending."""
+    tally = Tally("telegram webhook updates")
+    ids = itertools.count(2)
+
+    def body(path: tuple[Any, ...], value: object) -> bytes:
+        fresh = mutate(TG_BASE, ("update_id",), next(ids))
+        return json.dumps(mutate(fresh, path, value)).encode()
+
+    updates = st.builds(body, st.sampled_from(TG_PATHS), replacement)
+    run_probe(tally, telegram_rig, tmp_path, st.one_of(updates, updates, junk))
+    with capsys.disabled():
+        print(f"\n{tally.report()}")
+    assert tally.failed == [], tally.failed[:3]
+
+
+def test_malformed_whatsapp_bodies_are_acknowledged_and_never_left_pending(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Signed bodies with any field of any JSON type, 100,000-deep nesting: 200, none pending."""
+    tally = Tally("whatsapp webhook bodies")
+    base = json.loads(golden("text.json"))
+    ids = itertools.count()
+
+    def body(path: tuple[Any, ...], value: object) -> bytes:
+        fresh = mutate(base, (*WA_MESSAGE, "id"), f"wamid.{next(ids)}")
+        return json.dumps(mutate(fresh, path, value)).encode()
+
+    bodies = st.builds(body, st.sampled_from(WA_PATHS), replacement)
+    run_probe(tally, whatsapp_rig, tmp_path, st.one_of(bodies, bodies, junk))
+    with capsys.disabled():
+        print(f"\n{tally.report()}")
+    assert tally.failed == [], tally.failed[:3]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import random
 import signal
+import socket
 import subprocess
 import time
 from collections import Counter
@@ -55,6 +56,7 @@ class Rig:
             self.tmp,
             TELEGRAM_BOT_TOKEN=TOKEN,
             TELEGRAM_BASE_URL=self.telegram.base_url(generation),
+            VENTANA_HTTP_PORT=str(_free_port()),  # /healthz is served while polling too
             VENTANA_CHAT_MODEL="openai:fake",
             VENTANA_SUMMARY_MODEL="openai:fake",
             OPENAI_BASE_URL=self.model.base_url,
@@ -188,3 +190,9 @@ def _assert_clean_log(path: Path) -> None:
     text = path.read_text("utf-8", "replace") if path.exists() else ""
     bad = [event for event in BAD_LOG_EVENTS if event in text]
     assert not bad, f"{bad} in {path.name}:\n{tail(path)}"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

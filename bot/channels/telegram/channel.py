@@ -5,8 +5,10 @@ was received. In polling mode a small loop of our own calls getUpdates and only 
 the next batch (offset = last update_id + 1, which is what confirms a batch to Telegram)
 after every update of the current one is committed; PTB's `Updater` would confirm on its
 next call whatever happened to our processing, so it is not used. In webhook mode
-`handle_webhook` answers 200 only after the commit; any failure answers an error status,
-so Telegram delivers the update again. Redeliveries are deduplicated by `update_id`.
+`handle_webhook` answers 200 only after the commit; a database failure answers 500, so
+Telegram delivers the update again. Malformed input (not JSON, wrong field types) is
+acknowledged too, recorded in the inbox as rejected with its reason, never processed.
+Redeliveries are deduplicated by `update_id`.
 
 Which updates become messages (groups, media, edits, which are ignored) is described in
 `bot.channels.telegram.convert`; how replies are delivered, in `bot.channels.telegram.outbox`.
@@ -15,18 +17,29 @@ Which updates become messages (groups, media, edits, which are ignored) is descr
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import hmac
 import json
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import structlog
-from telegram import BotCommand, BotCommandScopeChat, Update
-from telegram.error import BadRequest, InvalidToken, TelegramError
+from telegram import Update
+from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError
 from telegram.ext import Application
 from telegram.request import BaseRequest
 
 from bot.app import App
-from bot.channels.telegram.convert import ALLOWED_UPDATES, BotIdentity, to_inbound
+from bot.channels.telegram.convert import (
+    ALLOWED_UPDATES,
+    UNKNOWN_KEY,
+    BotIdentity,
+    Malformed,
+    chat_key,
+    to_inbound,
+)
+from bot.channels.telegram.menu import set_commands
 from bot.channels.telegram.outbox import TelegramOutbox
 
 log = structlog.get_logger(__name__)
@@ -34,26 +47,6 @@ log = structlog.get_logger(__name__)
 CHANNEL = "telegram"
 POLL_TIMEOUT_S = 30
 MAX_BACKOFF_S = 30.0
-COMMANDS: dict[str, dict[str, str]] = {
-    "es": {
-        "start": "Empezar",
-        "help": "Ayuda y comandos",
-        "reset": "Empezar de cero",
-        "undo": "Deshacer el último reinicio",
-        "summary": "Lo que recuerdo ahora",
-        "forget": "Borrar todos tus datos",
-        "debug": "Modo depuración (on|off)",
-    },
-    "en": {
-        "start": "Start",
-        "help": "Help and commands",
-        "reset": "Start over",
-        "undo": "Undo the last reset",
-        "summary": "What I remember now",
-        "forget": "Erase all your data",
-        "debug": "Debug mode (on|off)",
-    },
-}
 
 
 class TelegramChannel:
@@ -90,6 +83,7 @@ class TelegramChannel:
         self.drain_timeout = drain_timeout
         self.me: BotIdentity | None = None
         self._poller: asyncio.Task[None] | None = None
+        self._accepting = False  # the webhook route answers 200 only once started
 
     @property
     def webhook_mode(self) -> bool:
@@ -98,7 +92,7 @@ class TelegramChannel:
     async def start(self) -> None:
         """Log in (getMe), register commands, recover the inbox, then poll or set the webhook."""
         try:
-            await self.application.initialize()
+            await self._reachable("getMe", self.application.initialize)
         except InvalidToken:  # PTB's own message quotes the token: never let it reach a log
             raise ValueError(
                 "Telegram rejected TELEGRAM_BOT_TOKEN; copy it again from @BotFather"
@@ -106,13 +100,16 @@ class TelegramChannel:
         bot = self.application.bot
         self.me = BotIdentity(bot.id, bot.username)
         self.app.handler.register(CHANNEL, self.outbox)
-        await self._set_commands()
+        await set_commands(self.application.bot, self.app.settings)
         await self.app.handler.recover(CHANNEL)
         if self.webhook_mode:
-            await self._set_webhook()
-        else:
-            await bot.delete_webhook(drop_pending_updates=False)  # getUpdates needs none set
+            await self._reachable("setWebhook", self._set_webhook)
+        else:  # getUpdates needs no webhook set
+            await self._reachable(
+                "deleteWebhook", lambda: bot.delete_webhook(drop_pending_updates=False)
+            )
             self._poller = asyncio.create_task(self._poll(), name="telegram:poll")
+        self._accepting = True
         log.info(
             "telegram_started",
             bot=self.me.username,
@@ -125,6 +122,7 @@ class TelegramChannel:
         The webhook stays registered: Telegram keeps updates while we are down and
         delivers them when we are back.
         """
+        self._accepting = False
         if self._poller is not None:
             self._poller.cancel()
             await asyncio.wait({self._poller})
@@ -145,16 +143,16 @@ class TelegramChannel:
         if not self._secret_ok(secret_header):
             log.warning("telegram_webhook_forbidden")
             return 403
-        if self.me is None:
+        if not self._accepting:
             return 503  # not started yet: Telegram retries later
-        update = self._parse(body)
-        if update is None:
-            log.warning("telegram_webhook_malformed")
-            return 400
         try:
-            await self._commit(update)
-        except Exception:
-            log.exception("telegram_commit_failed", update_id=update.update_id)
+            update = self._parse(body)
+            if isinstance(update, str):  # acknowledged: Telegram would resend it forever
+                await self._reject(UNKNOWN_KEY, _body_id(body), update)
+            else:
+                await self._commit(update)
+        except Exception:  # the database: a real failure, Telegram delivers it again
+            log.exception("telegram_commit_failed")
             return 500
         return 200
 
@@ -189,8 +187,9 @@ class TelegramChannel:
         assert self.me is not None
         try:
             inbound = to_inbound(update, self.me, self.app.settings.group_mode)
-        except Exception:  # a malformed update must not block the ones behind it
-            log.exception("telegram_update_unreadable", update_id=update.update_id)
+        except Exception as exc:  # a malformed update must not block the ones behind it
+            reason = str(exc) if isinstance(exc, Malformed) else f"unreadable ({_name(exc)})"
+            await self._reject(chat_key(update), str(update.update_id), reason)
             return
         if inbound is None:
             log.debug("telegram_update_ignored", update_id=update.update_id)
@@ -199,14 +198,23 @@ class TelegramChannel:
         if future is not None:
             future.add_done_callback(_observe)
 
-    def _parse(self, body: bytes) -> Update | None:
+    def _parse(self, body: bytes) -> Update | str:
+        """The update, or why the body is not one."""
         try:
             data: Any = json.loads(body)
-            if not isinstance(data, dict) or not isinstance(data.get("update_id"), int):
-                return None
+        except (ValueError, RecursionError):
+            return "not JSON"
+        if not isinstance(data, dict) or type(data.get("update_id")) is not int:
+            return "not an update (no integer update_id)"
+        try:
             return Update.de_json(data, self.application.bot)
-        except Exception:
-            return None
+        except Exception as exc:
+            return f"unreadable ({_name(exc)})"
+
+    async def _reject(self, key: str, external_id: str, reason: str) -> None:
+        """Record malformed input as rejected with its reason: answered 200, never retried."""
+        fresh = await self.app.store.inbox_reject(key, external_id, reason, datetime.now(UTC))
+        log.warning("telegram_update_rejected", id=external_id, reason=reason, fresh=fresh)
 
     def _redact(self, exc: BaseException) -> str:
         return repr(exc).replace(self.application.bot.token, "<token>")
@@ -219,22 +227,22 @@ class TelegramChannel:
 
     # -- setup --------------------------------------------------------------------------
 
-    async def _set_commands(self) -> None:
-        """Everyone's command menu in the configured language; operators also see /debug."""
-        texts = COMMANDS.get(self.app.settings.language, COMMANDS["en"])
-        public = [BotCommand(name, text) for name, text in texts.items() if name != "debug"]
-        bot = self.application.bot
-        try:
-            await bot.set_my_commands(public)
-        except TelegramError as exc:
-            log.warning("telegram_set_commands_failed", error=str(exc))
-        for chat in _operator_chats(self.app.settings.operators):
-            try:  # fails until the operator has opened a chat with the bot; harmless
-                await bot.set_my_commands(
-                    [*public, BotCommand("debug", texts["debug"])], scope=BotCommandScopeChat(chat)
+    async def _reachable(self, what: str, call: Callable[[], Awaitable[object]]) -> None:
+        """`call`, retried with backoff while the Bot API is unreachable or failing (5xx);
+        one warning line per attempt, as for a blip while polling. Refusals propagate."""
+        delay = self.retry_delay
+        while True:
+            try:
+                await call()
+                return
+            except (InvalidToken, BadRequest, Forbidden):
+                raise
+            except NetworkError as exc:  # also TimedOut; PTB maps 5xx here too
+                log.warning(
+                    "telegram_unreachable", call=what, error=self._redact(exc), retry_in=delay
                 )
-            except TelegramError as exc:
-                log.info("telegram_operator_commands_skipped", error=str(exc))
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, MAX_BACKOFF_S)
 
     async def _set_webhook(self) -> None:
         settings = self.app.settings
@@ -251,14 +259,13 @@ class TelegramChannel:
             raise ValueError(f"Telegram refused TELEGRAM_WEBHOOK_URL: {exc.message}") from None
 
 
-def _operator_chats(operators: tuple[str, ...]) -> list[int]:
-    """Private chat ids of Telegram operators (a user's private chat id is their user id)."""
-    chats = []
-    for operator in operators:
-        channel, _, ident = operator.partition(":")
-        if channel == CHANNEL and ident.lstrip("-").isdigit():
-            chats.append(int(ident))
-    return chats
+def _name(exc: BaseException) -> str:
+    return type(exc).__name__
+
+
+def _body_id(body: bytes) -> str:
+    """A stable id for a body without an update_id: a redelivery is recorded once."""
+    return "sha256:" + hashlib.sha256(body).hexdigest()[:32]
 
 
 def _observe(future: asyncio.Future[list[str]]) -> None:

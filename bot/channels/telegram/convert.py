@@ -10,6 +10,10 @@ What becomes a message for the handler:
 * stickers, photos, voice notes, documents and other media, under the same rules, as
   `kind="unsupported"`: the handler answers that only text is understood.
 
+An update whose fields have the wrong types (a number as text, a chat id that is not an
+integer) raises `Malformed`: the channel records it as rejected instead of queueing a turn
+that could never be delivered.
+
 Everything else is ignored: edits of earlier messages (the bot answered the original;
 re-answering an edit would fork the conversation), channel posts, service messages
 (members joining, pins), callback queries and other update types.
@@ -28,6 +32,7 @@ from bot.conversation.inbound import Inbound, InboundKind
 from memory.types import SessionKey
 
 ALLOWED_UPDATES = ("message",)
+UNKNOWN_KEY = "telegram:unknown"  # where rejected updates without a valid chat are recorded
 _MEDIA = (
     "sticker",
     "photo",
@@ -54,11 +59,18 @@ class BotIdentity:
     username: str
 
 
+class Malformed(ValueError):
+    """The update cannot be a message: its text says why (never quoting user content)."""
+
+
 def to_inbound(update: Update, me: BotIdentity, group_mode: str) -> Inbound | None:
     """The `Inbound` for `update`, or None when the bot should not answer it."""
     message = update.message
     if message is None or message.from_user is None or message.from_user.is_bot:
         return None
+    problem = malformed(message)
+    if problem is not None:
+        raise Malformed(problem)
     kind = _kind(message)
     if kind is None:
         return None
@@ -74,6 +86,32 @@ def to_inbound(update: Update, me: BotIdentity, group_mode: str) -> Inbound | No
         key = f"{key}:{user_id}"
     ts = message.date.astimezone(UTC) if message.date else datetime.now(UTC)
     return Inbound(key, text, str(update.update_id), ts, f"telegram:{user_id}", kind)
+
+
+def malformed(message: Message) -> str | None:
+    """Why `message` cannot be handled, or None. PTB does not check JSON types."""
+    if message.chat is None or not _is_int(message.chat.id):
+        return "chat.id is not an integer"
+    if message.from_user is not None and not _is_int(message.from_user.id):
+        return "from.id is not an integer"
+    if message.text is not None and not isinstance(message.text, str):
+        return "text is not a string"
+    if message.caption is not None and not isinstance(message.caption, str):
+        return "caption is not a string"
+    if message.date is not None and not isinstance(message.date, datetime):
+        return "date is not a timestamp"
+    return None
+
+
+def chat_key(update: Update) -> str:
+    """The chat's key when the update names a valid chat; `telegram:unknown` otherwise."""
+    message = update.message
+    ident = getattr(getattr(message, "chat", None), "id", None)
+    return f"telegram:{ident}" if _is_int(ident) else UNKNOWN_KEY
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def chat_id(key: str) -> int:

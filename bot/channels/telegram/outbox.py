@@ -45,7 +45,10 @@ class TelegramOutbox:
         could never succeed. Network failures propagate, so the inbox entry stays
         unfinished and its stored replies are delivered again on the next start.
         """
-        target = chat_id(key)
+        target = _target(key)
+        if target is None:  # an entry an older version queued from a malformed update
+            log.warning("telegram_bad_key_dropped")
+            return
         for text in texts:
             for chunk in split_message(text):
                 try:
@@ -72,7 +75,11 @@ class TelegramOutbox:
     @contextlib.asynccontextmanager
     async def working(self, key: str) -> AsyncIterator[None]:
         """Show "typing…" in the chat until the block exits."""
-        task = asyncio.create_task(self._typing(chat_id(key)), name=f"typing:{key}")
+        target = _target(key)
+        if target is None:
+            yield
+            return
+        task = asyncio.create_task(self._typing(target), name="typing")
         try:
             yield
         finally:
@@ -88,6 +95,13 @@ class TelegramOutbox:
             except TelegramError as exc:  # cosmetic: never let it disturb the turn
                 log.debug("telegram_typing_failed", error=str(exc))
             await asyncio.sleep(self.typing_every)
+
+
+def _target(key: str) -> int | None:
+    try:
+        return chat_id(key)
+    except (ValueError, IndexError):
+        return None
 
 
 def retry_after_seconds(exc: RetryAfter) -> float:

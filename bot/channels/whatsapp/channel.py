@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import UTC, datetime
@@ -18,8 +19,12 @@ import httpx
 import structlog
 
 from bot.channels.whatsapp.graph import GraphSender, SendFailed, Sleep, split_text
+from bot.channels.whatsapp.later import LaterDelivery
 from bot.channels.whatsapp.webhook import (
+    UNKNOWN_KEY,
+    Rejected,
     parse_failures,
+    parse_messages,
     parse_payload,
     sign,
     verify_challenge,
@@ -75,6 +80,8 @@ class WhatsAppChannel:
             token=token.get_secret_value(),
             sleep=sleep,
         )
+        self._sleep = sleep
+        self._later: dict[str, LaterDelivery] = {}  # chats with a send retrying (bounded)
         app.handler.register(CHANNEL, self)
 
     # -- webhook ------------------------------------------------------------------------
@@ -93,19 +100,37 @@ class WhatsAppChannel:
         if not verify_signature(self._app_secret, raw_body, signature_header):
             log.warning("whatsapp_bad_signature")
             return 403
-        try:
+        try:  # signed but malformed: acknowledged and recorded, or Meta resends it for days
             data: Any = json.loads(raw_body)
-        except (ValueError, UnicodeDecodeError):
-            log.warning("whatsapp_malformed_json", size=len(raw_body))
-            return 400
+        except (ValueError, RecursionError):  # RecursionError: nested too deep to parse
+            return await self._reject_body(raw_body, "not JSON")
         if not isinstance(data, dict):
-            return 400
+            return await self._reject_body(raw_body, "not a JSON object")
         self._log_failures(data)
         return await self._submit_all(data)
 
+    async def _reject_body(self, raw_body: bytes, reason: str) -> int:
+        ident = "sha256:" + hashlib.sha256(raw_body).hexdigest()[:32]
+        return await self._reject_all([Rejected(UNKNOWN_KEY, ident, reason)])
+
+    async def _reject_all(self, rejected: list[Rejected]) -> int:
+        now = datetime.now(UTC)
+        try:
+            for item in rejected:
+                await self.app.store.inbox_reject(item.key, item.external_id, item.reason, now)
+                log.warning("whatsapp_message_rejected", id=item.external_id, reason=item.reason)
+        except Exception:
+            log.exception("whatsapp_intake_failed")
+            return 500  # the database: Meta redelivers
+        return 200
+
     async def _submit_all(self, data: dict[str, Any]) -> int:
         now = datetime.now(UTC)
-        messages = parse_payload(data, phone_number_id=self.phone_number_id, received_at=now)
+        messages, rejected = parse_messages(
+            data, phone_number_id=self.phone_number_id, received_at=now
+        )
+        if rejected and await self._reject_all(rejected) != 200:
+            return 500
         try:
             for inbound in messages:  # in payload order: per-chat order is arrival order
                 future = await self.app.handler.submit(inbound)
@@ -129,12 +154,33 @@ class WhatsAppChannel:
 
     # -- outbox -------------------------------------------------------------------------
 
-    async def send(self, key: str, texts: Sequence[str]) -> None:
-        """Each text, split at 4096 characters; stops at the first permanent refusal."""
+    async def send(self, key: str, texts: Sequence[str]) -> asyncio.Future[None] | None:
+        """Each text, split at 4096 characters; stops at the first permanent refusal.
+
+        One quick attempt per message here; when Graph is slow or failing, the rest is
+        retried in the background and the returned future resolves once delivered (the
+        handler marks the entry done only then), so the chat's next message is not held
+        behind a hung send. Later replies of the same chat queue behind it, in order.
+        """
+        chunks = [chunk for text in texts for chunk in split_text(text)]
+        if key in self._later:
+            return self._later[key].add(chunks)
         wa_id = SessionKey.parse(key).chat
-        for text in texts:
-            if not await self.graph.send_text(wa_id, text):
-                return
+        for n, chunk in enumerate(chunks):
+            try:
+                if not await self.graph.send_chunk(wa_id, chunk, retries=0):
+                    return None
+            except SendFailed:
+                return self._retry_later(key, chunks[n:])
+        return None
+
+    def _retry_later(self, key: str, chunks: list[str]) -> asyncio.Future[None]:
+        later = LaterDelivery(self.graph, SessionKey.parse(key).chat, self._sleep)
+        self._later[key] = later
+        future = later.add(chunks)
+        later.task.add_done_callback(lambda _: self._later.pop(key, None))
+        log.info("whatsapp_send_deferred", key=key, chunks=len(chunks))
+        return future
 
     @contextlib.asynccontextmanager
     async def working(self, key: str) -> AsyncIterator[None]:
@@ -147,7 +193,14 @@ class WhatsAppChannel:
         return await self.app.handler.recover(CHANNEL)
 
     async def stop(self) -> None:
-        """Close the Graph API client, if it is ours. Call once no turn can send any more."""
+        """Close the Graph API client, if it is ours. Call once no turn can send any more.
+        Deliveries still retrying are cancelled: their entries stay answered, and are
+        delivered at the next start."""
+        for later in list(self._later.values()):
+            later.task.cancel()
+        await asyncio.gather(
+            *(later.task for later in self._later.values()), return_exceptions=True
+        )
         if self._owns_client:
             await self._client.aclose()
 

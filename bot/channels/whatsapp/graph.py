@@ -22,6 +22,8 @@ Sleep = Callable[[float], Awaitable[None]]
 MAX_CHARS = 4096
 OUTSIDE_WINDOW = 131047
 THROTTLE_CODES = frozenset({4, 80007, 130429, 131048, 131056})
+# A send holds its chat's queue: a hung Graph API must not hold it for long.
+SEND_TIMEOUT = httpx.Timeout(5.0, connect=3.0)
 # Best boundary first; each pattern's match ends just after the boundary.
 _BOUNDARIES = (
     re.compile(r"\n[ \t]*\n\s*"),  # paragraph
@@ -109,6 +111,7 @@ class GraphSender:
         retries: int = 3,
         base_delay: float = 1.0,
         max_delay: float = 30.0,
+        timeout: httpx.Timeout = SEND_TIMEOUT,
     ) -> None:
         self._client = client
         self._url = f"{graph_url.rstrip('/')}/{phone_number_id}/messages"
@@ -117,23 +120,36 @@ class GraphSender:
         self._retries = retries
         self._base_delay = base_delay
         self._max_delay = max_delay
+        self._timeout = timeout
 
     async def send_text(self, wa_id: str, text: str) -> bool:
         """Send every chunk of `text`; False when Graph refused it for good (logged)."""
         for chunk in split_text(text):
-            if not await self._post(_message(wa_id, chunk)):
+            if not await self.send_chunk(wa_id, chunk):
                 return False
         return True
 
-    async def _post(self, payload: dict[str, Any]) -> bool:
-        for attempt in range(self._retries + 1):
+    async def send_chunk(
+        self, wa_id: str, chunk: str, *, retries: int | None = None, tried: int = 0
+    ) -> bool:
+        """One message of at most 4096 characters; `retries` overrides the sender's own,
+        `tried` counts attempts already made elsewhere (the backoff goes on from there).
+        False when refused for good (logged); `SendFailed` when transient failures last."""
+        retries = self._retries if retries is None else retries
+        return await self._post(_message(wa_id, chunk), range(tried, tried + retries + 1))
+
+    def backoff(self, attempt: int) -> float:
+        return min(self._base_delay * 2.0**attempt, self._max_delay)
+
+    async def _post(self, payload: dict[str, Any], attempts: range) -> bool:
+        for attempt in attempts:
             error = await self._attempt(payload)
             if error is None:
                 return True
             if not error.transient:
                 _log_refusal(error)
                 return False
-            if attempt == self._retries:
+            if attempt == attempts[-1]:
                 break
             delay = self._delay(attempt, error)
             log.warning(
@@ -145,12 +161,14 @@ class GraphSender:
                 delay_s=delay,
             )
             await self._sleep(delay)
-        log.error("whatsapp_send_gave_up", attempts=self._retries + 1)
+        log.warning("whatsapp_send_failed", attempts=len(attempts))
         raise SendFailed("the Graph API kept failing; the reply was not delivered")
 
     async def _attempt(self, payload: dict[str, Any]) -> GraphError | None:
         try:
-            response = await self._client.post(self._url, json=payload, headers=self._headers)
+            response = await self._client.post(
+                self._url, json=payload, headers=self._headers, timeout=self._timeout
+            )
         except httpx.TransportError as exc:  # the request (and its header) stays out of logs
             return GraphError(0, network=type(exc).__name__)
         return None if response.is_success else graph_error(response)
@@ -158,7 +176,7 @@ class GraphSender:
     def _delay(self, attempt: int, error: GraphError) -> float:
         if error.retry_after is not None:
             return min(error.retry_after, self._max_delay)
-        return min(self._base_delay * 2.0**attempt, self._max_delay)
+        return self.backoff(attempt)
 
 
 def _log_refusal(error: GraphError) -> None:

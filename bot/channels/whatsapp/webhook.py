@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeGuard
 
 from bot.conversation.inbound import Inbound
 
 SIGNATURE_PREFIX = "sha256="
+UNKNOWN_KEY = "whatsapp:unknown"  # where malformed input without a valid sender is recorded
+_WA_ID = re.compile(r"[0-9]{1,20}")  # a WhatsApp id is the phone number, digits only
 # Buttons and list picks carry words the user chose: they are text to us.
 _IGNORED_TYPES = frozenset({"reaction", "system"})
 
@@ -57,6 +60,15 @@ class DeliveryFailure:
     codes: tuple[int, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """A message item that cannot be handled: recorded as rejected, never processed."""
+
+    key: str
+    external_id: str
+    reason: str
+
+
 def parse_payload(
     data: object, *, phone_number_id: str | None = None, received_at: datetime | None = None
 ) -> list[Inbound]:
@@ -65,12 +77,24 @@ def parse_payload(
     `phone_number_id`, when given, drops messages addressed to another number of the
     same app. `received_at` stands in for a missing or broken `timestamp`.
     """
+    return parse_messages(data, phone_number_id=phone_number_id, received_at=received_at)[0]
+
+
+def parse_messages(
+    data: object, *, phone_number_id: str | None = None, received_at: datetime | None = None
+) -> tuple[list[Inbound], list[Rejected]]:
+    """`parse_payload`, plus the message items that are malformed (no sender, no id)."""
     out: list[Inbound] = []
-    for _, message in _values(data, "messages", phone_number_id):
+    rejected: list[Rejected] = []
+    for n, (_, message) in enumerate(_values(data, "messages", phone_number_id)):
         inbound = _inbound(message, received_at)
-        if inbound is not None:
+        if isinstance(inbound, Inbound):
             out.append(inbound)
-    return out
+        elif inbound is not None:
+            wamid = message.get("id")
+            ident = wamid if _is_id(wamid) else f"item:{n}"
+            rejected.append(Rejected(UNKNOWN_KEY, ident, inbound))
+    return out, rejected
 
 
 def parse_failures(data: object, *, phone_number_id: str | None = None) -> list[DeliveryFailure]:
@@ -108,17 +132,26 @@ def _values(
                 yield value, item
 
 
+def _is_id(value: object) -> TypeGuard[str]:
+    return isinstance(value, str) and 0 < len(value) <= 256
+
+
 def _dicts(items: object) -> Iterator[dict[str, Any]]:
     if isinstance(items, list):
         yield from (item for item in items if isinstance(item, dict))
 
 
-def _inbound(message: dict[str, Any], received_at: datetime | None) -> Inbound | None:
+def _inbound(message: dict[str, Any], received_at: datetime | None) -> Inbound | str | None:
+    """The message, why it is malformed, or None when it is ignored by design."""
     wa_id, wamid, kind = message.get("from"), message.get("id"), message.get("type")
-    if not isinstance(wa_id, str) or not wa_id or not isinstance(wamid, str) or not wamid:
-        return None
+    if not isinstance(kind, str):
+        return "type is not a string"
     if kind in _IGNORED_TYPES:
         return None
+    if not isinstance(wa_id, str) or not _WA_ID.fullmatch(wa_id):
+        return "from is not a WhatsApp id"
+    if not _is_id(wamid):
+        return "id is missing or not a string"
     key = f"whatsapp:{wa_id}"
     ts = _timestamp(message.get("timestamp"), received_at)
     text = _text_of(message)

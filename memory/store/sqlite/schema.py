@@ -111,6 +111,12 @@ def episode_reopened_at(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE episodes ADD COLUMN reopened_at TEXT")
 
 
+@migration
+def inbox_rejected_reason(db: sqlite3.Connection) -> None:
+    """Malformed input is kept as a `rejected` inbox row with its reason (for dedupe)."""
+    db.execute("ALTER TABLE inbox ADD COLUMN reason TEXT")
+
+
 def _apply(db: sqlite3.Connection, number: int, name: str, apply: Migration) -> None:
     apply(db)
     at = datetime.now(UTC).isoformat()

@@ -86,6 +86,12 @@ class SQLiteStore(GroupCommitWriter):
         entry = InboxEntry(0, key, external_id, user, kind, text, at)
         return await self._atomic(partial(writes.inbox_add, entry=entry))
 
+    async def inbox_reject(self, key: str, external_id: str, reason: str, at: datetime) -> bool:
+        reject = partial(
+            writes.inbox_reject, key=key, external_id=external_id, reason=reason, at=at
+        )
+        return await self._atomic(reject)
+
     async def inbox_get(self, key: str, external_id: str) -> InboxEntry | None:
         sql = f"{_INBOX_SELECT} WHERE session_key = ? AND external_id = ?"
         rows = list(await self._r.execute_fetchall(sql, (key, external_id)))
@@ -95,7 +101,8 @@ class SQLiteStore(GroupCommitWriter):
         return replace(entry, status="done") if entry.id in self._delivering else entry
 
     async def inbox_unfinished(self) -> list[InboxEntry]:
-        sql = f"{_INBOX_SELECT} WHERE status != 'done' ORDER BY id"
+        # the partial index inbox_unfinished covers the first term
+        sql = f"{_INBOX_SELECT} WHERE status != 'done' AND status != 'rejected' ORDER BY id"
         rows = await self._r.execute_fetchall(sql)
         return [e for e in map(inbox_row, rows) if e.id not in self._delivering]
 

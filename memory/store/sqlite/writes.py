@@ -159,8 +159,23 @@ def inbox_mark(
 
 
 def inbox_prune(db: sqlite3.Connection, *, before: datetime) -> int:
-    cur = db.execute("DELETE FROM inbox WHERE status = 'done' AND updated_at < ?", (iso(before),))
+    cur = db.execute(
+        "DELETE FROM inbox WHERE status IN ('done', 'rejected') AND updated_at < ?",
+        (iso(before),),
+    )
     return cur.rowcount
+
+
+def inbox_reject(
+    db: sqlite3.Connection, *, key: str, external_id: str, reason: str, at: datetime
+) -> bool:
+    cur = db.execute(
+        "INSERT INTO inbox (session_key, external_id, user_ref, kind, text, received_at,"
+        " updated_at, status, reason) VALUES (?, ?, '', 'rejected', '', ?, ?, 'rejected', ?)"
+        " ON CONFLICT (session_key, external_id) DO NOTHING",
+        (key, external_id, iso(at), iso(at), reason),
+    )
+    return cur.rowcount > 0
 
 
 def forget(db: sqlite3.Connection, *, key: str) -> int:

@@ -12,6 +12,8 @@ from tests.support.telegram import Harness, telegram_bot, text_json
 
 URL = "https://bot.example.com/telegram/webhook"
 SECRET = "s3cret-Token_1"
+UNKNOWN = "telegram:unknown"
+BAD_SENDER = {"id": "x", "is_bot": False, "first_name": "A"}
 WEBHOOK: dict[str, Any] = {"telegram_webhook_url": URL, "telegram_webhook_secret": SECRET}
 
 
@@ -55,11 +57,51 @@ async def test_right_secret_commits_before_answering_200(tmp_path: Path) -> None
         assert await h.wait_replies(5, 1) == ["re: hello"]
 
 
-async def test_malformed_bodies_are_rejected(tmp_path: Path) -> None:
-    """Broken JSON, a list or an object without update_id is a 400."""
+async def rejected(h: Harness) -> list[tuple[str, str, str]]:
+    """(key, external id, reason) of the rejected inbox rows of chat 5 and of no chat."""
+    found = []
+    for key in ("telegram:unknown", "telegram:5"):
+        for row in await inbox(h, key):
+            if row["status"] == "rejected":
+                found.append((row["session_key"], row["external_id"], row["reason"]))
+    return found
+
+
+async def test_malformed_bodies_are_acknowledged_and_recorded_once(tmp_path: Path) -> None:
+    """Broken JSON, a list, no update_id, bad bytes: 200 (never resent), one rejected row each."""
+    bodies = (b"{not json", b"[1, 2]", b'{"message": {}}', b"\xff", b"[" * 100_000)
     async with telegram_bot(tmp_path / "v.db", **WEBHOOK) as h:
-        for body in (b"{not json", b"[1, 2]", b'{"message": {}}', b"\xff"):
-            assert await h.channel.handle_webhook(body, SECRET) == 400
+        for body in bodies * 2:  # the second round is Telegram's redelivery
+            assert await h.channel.handle_webhook(body, SECRET) == 200
+        rows = await rejected(h)
+        assert len(rows) == len(bodies)
+        assert {reason for _, _, reason in rows} == {
+            "not JSON",
+            "not an update (no integer update_id)",
+        }
+
+
+@pytest.mark.parametrize(
+    ("change", "key", "reason"),
+    [
+        ({"text": 5}, "telegram:5", "text is not a string"),
+        ({"chat": {"id": "abc", "type": "private"}}, UNKNOWN, "chat.id is not an integer"),
+        ({"from": BAD_SENDER}, "telegram:5", "from.id is not an integer"),
+    ],
+)
+async def test_updates_with_wrong_field_types_are_rejected_not_queued(
+    tmp_path: Path, change: dict[str, Any], key: str, reason: str
+) -> None:
+    """`"text": 5` or `"chat": {"id": "abc"}`: 200, rejected with its reason, nothing pending."""
+    async with telegram_bot(tmp_path / "v.db", **WEBHOOK) as h:
+        update = h.fake.text(5, "hello")
+        update["message"].update(change)
+        assert await h.channel.handle_webhook(text_json(update), SECRET) == 200
+        await h.app.handler.drain()
+        assert await rejected(h) == [(key, str(update["update_id"]), reason)]
+        assert await h.app.store.inbox_unfinished() == []
+        assert h.model.requests == []
+        assert h.fake.sent == []
 
 
 async def test_webhook_redelivery_is_processed_once(tmp_path: Path) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import sqlite3
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -12,6 +14,7 @@ import httpx
 import pytest
 import structlog
 
+from bot.channels.whatsapp.later import BACKGROUND_RETRIES
 from bot.conversation.texts import t
 from providers.base import ChatReply, ChatRequest
 from tests.support.fakes import ScriptedChatModel, respuesta
@@ -137,7 +140,6 @@ async def test_verification_handshake(rig: WhatsAppRig) -> None:
         ("text.json", None, 401),
         ("text.json", "sha256=" + "0" * 64, 403),
         ("text.json", "garbage", 403),
-        ("malformed.json", "sign", 400),
     ],
 )
 async def test_refused_posts_store_nothing(
@@ -149,7 +151,7 @@ async def test_refused_posts_store_nothing(
     signature: str | None,
     status: int,
 ) -> None:
-    """Unsigned 401, badly signed 403, malformed 400: no row, no model call, no reply."""
+    """Unsigned 401, badly signed 403: no row, no model call, no reply."""
     response = await rig.post(golden(body), signature=signature)
     assert response.status_code == status
     await rig.settle()
@@ -158,10 +160,42 @@ async def test_refused_posts_store_nothing(
     assert graph.requests == []
 
 
-async def test_signed_non_object_is_malformed(rig: WhatsAppRig, db: Path) -> None:
-    """Valid JSON that is not an object is refused as malformed too."""
-    assert (await rig.post(b"[1, 2]")).status_code == 400
-    assert count_rows(db, "inbox") == 0
+def rejected_rows(db: Path) -> list[tuple[str, str]]:
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        sql = "SELECT session_key, reason FROM inbox WHERE status = 'rejected' ORDER BY id"
+        return [(str(key), str(reason)) for key, reason in conn.execute(sql)]
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (golden("malformed.json"), "not JSON"),
+        (b"[1, 2]", "not a JSON object"),
+        (b"[" * 100_000 + b"]" * 100_000, "not JSON"),  # RecursionError in json.loads
+    ],
+)
+async def test_signed_malformed_bodies_are_acknowledged_and_rejected(
+    rig: WhatsAppRig, model: ScriptedChatModel, db: Path, body: bytes, reason: str
+) -> None:
+    """Broken, non-object or 100,000-deep JSON: 200, one rejected row with its reason, once."""
+    assert (await rig.post(body)).status_code == 200
+    assert (await rig.post(body)).status_code == 200  # Meta's redelivery: recorded once
+    await rig.settle()
+    assert rejected_rows(db) == [("whatsapp:unknown", reason)]
+    assert await rig.app.store.inbox_unfinished() == []
+    assert model.requests == []
+
+
+async def test_a_message_without_a_valid_sender_is_rejected(
+    rig: WhatsAppRig, model: ScriptedChatModel, db: Path
+) -> None:
+    """A message item whose `from` is not a phone number is recorded as rejected, not run."""
+    payload = golden_json("text.json")
+    payload["entry"][0]["changes"][0]["value"]["messages"][0]["from"] = {"id": "abc"}
+    assert (await rig.post(json.dumps(payload).encode())).status_code == 200
+    await rig.settle()
+    assert rejected_rows(db) == [("whatsapp:unknown", "from is not a WhatsApp id")]
+    assert model.requests == []
 
 
 async def test_image_gets_a_short_text_only_reply(
@@ -329,7 +363,8 @@ async def test_throttled_send_backs_off_then_delivers(rig: WhatsAppRig, graph: F
 
 async def test_undelivered_reply_is_sent_after_restart(db: Path, graph: FakeGraph) -> None:
     """Throttled past every retry: the stored reply goes out on the next start, no new call."""
-    graph.script = [httpx.Response(429) for _ in range(4)]
+    attempts = 1 + 1 + BACKGROUND_RETRIES  # inline, then in the background
+    graph.script = [httpx.Response(429) for _ in range(attempts)]
     first = ScriptedChatModel(reply=respuesta)
     rig = await WhatsAppRig.open(db, graph, first)
     try:
@@ -346,7 +381,7 @@ async def test_undelivered_reply_is_sent_after_restart(db: Path, graph: FakeGrap
     finally:
         await rig.aclose()
     assert second.requests == []
-    assert len(graph.requests) == 5
+    assert len(graph.requests) == attempts + 1
     assert graph.texts_to(LUCIA)[-1] == reply_to("Hola, ¿me ayudas con mi pedido #4821?")
     assert inbox_statuses(db) == ["done"]
     assert len(first.chat_calls) == 1

@@ -1,0 +1,181 @@
+"""The HTTP server of `ventana run`: uvicorn with limits a public webhook endpoint needs.
+
+uvicorn closes a connection only once it has been idle after a response
+(`timeout_keep_alive`); a client that connects and sends nothing, or dribbles its
+headers or body a byte at a time, is kept forever. `guarded_protocol` adds the missing
+deadlines to uvicorn's h11 protocol: the headers of each request within
+`header_timeout`, its body within `body_timeout`, and a cap on open connections (one
+over the cap is closed at once; uvicorn's `limit_concurrency` answers 503 at the cap).
+Closing a slow client is routine, so it is logged at debug.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import structlog
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from config.settings import Settings
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+log = structlog.get_logger(__name__)
+
+GRACEFUL_SHUTDOWN_S = 5
+MAX_HEADER_BYTES = 16 * 1024  # webhook calls carry a few hundred bytes of headers
+
+
+@dataclass(frozen=True, slots=True)
+class HttpLimits:
+    header_timeout: float = 10.0
+    body_timeout: float = 20.0
+    keep_alive: float = 5.0
+    max_connections: int = 256
+
+    @classmethod
+    def of(cls, settings: Settings) -> HttpLimits:
+        return cls(
+            settings.http_header_timeout_seconds,
+            settings.http_body_timeout_seconds,
+            settings.http_keepalive_seconds,
+            settings.http_max_connections,
+        )
+
+
+def guarded_protocol(limits: HttpLimits) -> type[H11Protocol]:
+    """uvicorn's h11 protocol with read deadlines and a connection cap."""
+
+    class GuardedH11Protocol(H11Protocol):
+        _deadline: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            if len(self.connections) > limits.max_connections:
+                log.debug("http_connection_refused", open=len(self.connections) - 1)
+                transport.close()
+                return
+            self._arm(limits.header_timeout)
+
+        def handle_events(self) -> None:
+            cycle = self.cycle
+            super().handle_events()
+            if self.cycle is None or self.transport.is_closing():
+                return
+            if not self.cycle.more_body:  # the whole request is in: the app's time now
+                self._disarm()
+            elif self.cycle is not cycle:  # new headers, body still to come
+                self._arm(limits.body_timeout)
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._arm(limits.header_timeout)  # the next request's headers, if any
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _arm(self, seconds: float) -> None:
+            self._disarm()
+            self._deadline = self.loop.call_later(seconds, self._expired)
+
+        def _disarm(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def _expired(self) -> None:
+            self._deadline = None
+            cycle = self.cycle
+            reading = cycle is None or cycle.response_complete or cycle.more_body
+            if reading and not self.transport.is_closing():
+                log.debug("http_read_timeout", body=bool(cycle and not cycle.response_complete))
+                self.transport.close()  # the app, if it was reading, sees a disconnect
+
+    return GuardedH11Protocol
+
+
+def server_config(http: Starlette, settings: Settings) -> uvicorn.Config:
+    limits = HttpLimits.of(settings)
+    return uvicorn.Config(
+        http,
+        host=settings.http_host,
+        port=settings.http_port,
+        http=guarded_protocol(limits),
+        log_config=None,
+        lifespan="off",
+        access_log=False,
+        timeout_keep_alive=limits.keep_alive,  # type: ignore[arg-type]  # a float works
+        limit_concurrency=limits.max_connections,
+        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+    )
+
+
+@contextlib.asynccontextmanager
+async def serving(http: Starlette, settings: Settings) -> AsyncIterator[asyncio.Task[None]]:
+    """Listen on `VENTANA_HTTP_HOST:PORT` for the block; yields the serving task.
+
+    On exit the server stops accepting and lets answers in flight finish.
+    """
+    server = _Server(server_config(http, settings))
+    sock = _bind(settings.http_host, settings.http_port)
+    task = asyncio.create_task(server.serve(sockets=[sock]), name="http")
+    try:
+        await _started(server, task)
+        port = sock.getsockname()[1]
+        log.info("http_serving", host=settings.http_host, port=port)
+        yield task
+    finally:
+        server.should_exit = True
+        with contextlib.suppress(Exception):
+            await task
+        sock.close()
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """Our own listening socket: a taken port is a clear error, not uvicorn's sys.exit."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ValueError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    return sock
+
+
+async def _started(server: _Server, serving: asyncio.Task[None]) -> None:
+    """Wait until the server listens; re-raise if it failed on the way."""
+    listening = asyncio.create_task(server.listening.wait())
+    try:
+        await asyncio.wait({serving, listening}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        listening.cancel()
+    if serving.done():
+        serving.result()
+        raise RuntimeError("the HTTP server stopped while starting")
+
+
+class _Server(uvicorn.Server):
+    """uvicorn without its own signal handlers: `cli._guarded` owns SIGTERM/SIGINT."""
+
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self.listening = asyncio.Event()
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        self.listening.set()
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield

@@ -1,0 +1,92 @@
+"""Logging: phone-number keys are pseudonymized above debug, raw only at debug."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import structlog
+
+from config.logging import configure_logging, pseudonym, pseudonym_secret
+from tests.support.fakes import ScriptedChatModel, respuesta
+from tests.support.whatsapp import LUCIA, FakeGraph, clear_env, golden
+from tests.support.whatsapp_rig import WhatsAppRig
+
+PHONE = LUCIA.split(":", 1)[1]
+SECRET = b"per-install-secret"
+
+
+@pytest.fixture(autouse=True)
+def _reset_structlog(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    clear_env(monkeypatch, tmp_path)
+    yield
+    structlog.reset_defaults()
+
+
+def events(err: str) -> list[dict[str, object]]:
+    return [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+
+
+async def whatsapp_turn(db: Path) -> None:
+    graph = FakeGraph()
+    rig = await WhatsAppRig.open(db, graph, ScriptedChatModel(reply=respuesta))
+    try:
+        assert (await rig.post(golden("text.json"))).status_code == 200
+        await rig.settle()
+        assert graph.texts_to(LUCIA)  # the turn really ran and replied
+    finally:
+        await rig.aclose()
+
+
+async def test_info_logs_of_a_whatsapp_turn_never_show_the_phone_number(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """At info, every event of a real turn names the chat by its pseudonym, never the phone."""
+    configure_logging("json", "info", SECRET)
+    await whatsapp_turn(tmp_path / "v.db")
+    err = capsys.readouterr().err
+    assert PHONE not in err
+    keyed = [e for e in events(err) if "key" in e]
+    assert any(e["event"] == "turn" for e in keyed)
+    assert {e["key"] for e in keyed} == {pseudonym(SECRET, LUCIA)}
+
+
+async def test_debug_logs_show_the_raw_key_next_to_its_pseudonym(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """At debug the raw key is logged, with the pseudonym alongside to correlate."""
+    configure_logging("json", "debug", SECRET)
+    structlog.get_logger("t").debug("probe", key=LUCIA)
+    structlog.get_logger("t").info("probe", key=LUCIA)
+    debug, info = events(capsys.readouterr().err)
+    assert (debug["key"], debug["key_pseudonym"]) == (LUCIA, pseudonym(SECRET, LUCIA))
+    assert info["key"] == pseudonym(SECRET, LUCIA)
+
+
+def test_pseudonyms_are_stable_keyed_and_short() -> None:
+    """Same key and secret → same pseudonym; another secret or key → another one."""
+    first = pseudonym(SECRET, LUCIA)
+    assert first == pseudonym(SECRET, LUCIA)
+    assert first.startswith("whatsapp:~")
+    assert len(first) == len("whatsapp:~") + 12
+    assert first != pseudonym(b"other", LUCIA)
+    assert first != pseudonym(SECRET, "whatsapp:34600111222")
+
+
+def test_the_secret_is_the_setting_else_derived_from_the_app_secret() -> None:
+    """An explicit secret wins; the app secret gives a stable derived key; none: random."""
+    assert pseudonym_secret("explicit", "app") == b"explicit"
+    derived = pseudonym_secret(None, "app")
+    assert derived == pseudonym_secret(None, "app")
+    assert derived != b"app"
+    assert pseudonym_secret(None) != pseudonym_secret(None)
+
+
+def test_other_channels_keep_their_keys(capsys: pytest.CaptureFixture[str]) -> None:
+    """Telegram chat ids and console names are not phone numbers: logged as they are."""
+    configure_logging("json", "info", SECRET)
+    structlog.get_logger("t").info("probe", key="telegram:77", user="console:ana")
+    (event,) = events(capsys.readouterr().err)
+    assert (event["key"], event["user"]) == ("telegram:77", "console:ana")
