@@ -20,6 +20,7 @@ from memory.store.conversation import ConversationStore, NewExchange
 from memory.tokens import Tokenizer, UsageCalibration
 from memory.types import Exchange, TopicDecision, TurnState
 from providers.base import ChatModel, ChatReply, ChatRequest, ContextTooLong, ProviderError
+from providers.streaming import TextSink, complete_streaming
 
 log = structlog.get_logger(__name__)
 MAX_SYNC_FOLDS = 3
@@ -203,21 +204,26 @@ class MemoryEngine:
             self.config.language,
         )
 
-    async def call(self, prepared: Prepared) -> Outcome:
-        """Call the chat model; on context-too-long fold synchronously and retry once."""
+    async def call(self, prepared: Prepared, on_text: TextSink | None = None) -> Outcome:
+        """Call the chat model; on context-too-long fold synchronously and retry once.
+        `on_text` (optional) sees the reply grow, when the model streams."""
         assert isinstance(prepared.plan, Assembly)
         started = time.perf_counter()
-        outcome = await self._attempt(prepared.plan, prepared.state, started)
+        outcome = await self._attempt(prepared.plan, prepared.state, started, on_text)
         if not isinstance(outcome.error, ContextTooLong):
             return outcome
         retry = await self._after_context_too_long(prepared)
         if retry is None:
             return outcome
-        return replace(await self._attempt(retry, prepared.state, started), retried=True)
+        retried = await self._attempt(retry, prepared.state, started, on_text)
+        return replace(retried, retried=True)
 
-    async def _attempt(self, assembly: Assembly, state: TurnState, started: float) -> Outcome:
+    async def _attempt(
+        self, assembly: Assembly, state: TurnState, started: float, on_text: TextSink | None
+    ) -> Outcome:
         try:
-            reply = await self.chat_model.complete(self.request_for(assembly))
+            request = self.request_for(assembly)
+            reply = await complete_streaming(self.chat_model, request, on_text)
         except ProviderError as exc:
             elapsed = time.perf_counter() - started
             return Outcome(None, exc, f"provider_error:{exc.kind}", assembly, elapsed)
@@ -266,6 +272,8 @@ class MemoryEngine:
                 topic=prepared.decision,
                 inbox_id=inbox_id,
                 replies=shown,
+                model=answered_by(self.chat_model.name, reply.model) if reply else "",
+                usage=reply.usage if reply else None,
             )
         )
         pending_after = len(outcome.assembly.pending) + (
@@ -276,3 +284,11 @@ class MemoryEngine:
         if pending_after >= self.config.fold_batch:
             self.folds.request(prepared.key)
         return exchange
+
+
+def answered_by(spec: str, reported: str) -> str:
+    """`provider:model` as the provider reported it (`anthropic:claude-…-20250929`)."""
+    provider, _, configured = spec.partition(":")
+    if not configured or reported.startswith(f"{provider}:"):  # offline, scripted models
+        return reported or spec
+    return f"{provider}:{reported or configured}"

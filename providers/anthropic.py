@@ -31,6 +31,7 @@ from .base import (
 from .errors import ErrorFacts, contains_any, describe, parse_retry_after
 from .retry import RetryPolicy, Sleep
 from .sdk import RetryingChatModel, translate
+from .streaming import TextSink
 from .turns import alternate
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -91,6 +92,26 @@ class AnthropicChatModel(RetryingChatModel):
             raise map_error(exc) from exc
         return to_reply(message, self.model)
 
+    async def _stream_attempt(
+        self, request: ChatRequest, time_limit: float, on_text: TextSink
+    ) -> ChatReply:
+        text = ""
+        try:
+            async with self._client.messages.stream(
+                model=self.model,
+                max_tokens=request.max_tokens,
+                system=request.system or anthropic.omit,
+                messages=to_message_params(request),
+                timeout=time_limit,
+            ) as events:
+                async for delta in events.text_stream:
+                    text += delta
+                    await on_text(text)
+                message = await events.get_final_message()
+        except (anthropic.AnthropicError, json.JSONDecodeError) as exc:
+            raise map_error(exc) from exc
+        return to_reply(message, self.model)
+
 
 def to_message_params(request: ChatRequest) -> list[MessageParam]:
     params: list[MessageParam] = []
@@ -109,7 +130,11 @@ def to_reply(message: SDKMessage, requested_model: str) -> ChatReply:
         usage = message.usage
         prompt = usage.input_tokens + (usage.cache_creation_input_tokens or 0)
         prompt += usage.cache_read_input_tokens or 0
-        counted = Usage(input_tokens=prompt, output_tokens=usage.output_tokens)
+        counted = Usage(
+            input_tokens=prompt,
+            output_tokens=usage.output_tokens,
+            cached_tokens=usage.cache_read_input_tokens or 0,
+        )
     except (AttributeError, TypeError) as exc:
         raise ProviderUnavailable("anthropic: malformed response") from exc
     stop = _STOP_REASONS.get(message.stop_reason, "other")

@@ -32,8 +32,12 @@ class ChatRequest:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
+    """As the provider reported it; `input_tokens` includes `cached_tokens` (read from a
+    prompt cache), which are billed cheaper where the provider reports them."""
+
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)

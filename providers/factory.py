@@ -14,6 +14,7 @@ import httpx2
 
 from config.specs import ModelSpec
 
+from .alerts import ReportingChatModel
 from .anthropic import AnthropicChatModel
 from .base import ChatModel
 from .offline import OfflineChatModel
@@ -64,22 +65,26 @@ def build_chat_model(
     if spec.provider == "anthropic":
         if not creds.anthropic_api_key:
             raise MissingCredentials("ANTHROPIC_API_KEY", spec)
-        return AnthropicChatModel(
-            spec.model,
-            api_key=creds.anthropic_api_key,
-            base_url=creds.anthropic_base_url,
-            http_client=http_client,
-            policy=policy,
-            sleep=sleep,
+        return ReportingChatModel(
+            AnthropicChatModel(
+                spec.model,
+                api_key=creds.anthropic_api_key,
+                base_url=creds.anthropic_base_url,
+                http_client=http_client,
+                policy=policy,
+                sleep=sleep,
+            )
         )
     if spec.provider == "openai":
-        return OpenAIChatModel(
-            spec.model,
-            api_key=_openai_key(spec, creds),
-            base_url=creds.openai_base_url,
-            http_client=http_client,
-            policy=policy,
-            sleep=sleep,
+        return ReportingChatModel(
+            OpenAIChatModel(
+                spec.model,
+                api_key=_openai_key(spec, creds),
+                base_url=creds.openai_base_url,
+                http_client=http_client,
+                policy=policy,
+                sleep=sleep,
+            )
         )
     return OfflineChatModel(spec.model)
 

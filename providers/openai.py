@@ -24,7 +24,9 @@ from typing import Literal
 
 import httpx2
 import openai
-from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
+import pydantic
+from openai.types import CompletionUsage
+from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionMessageParam
 
 from .base import (
     ChatReply,
@@ -38,6 +40,7 @@ from .base import (
 from .errors import ErrorFacts, contains_any, describe, parse_retry_after
 from .retry import RetryPolicy, Sleep
 from .sdk import RetryingChatModel, translate
+from .streaming import TextSink
 from .turns import alternate
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -118,6 +121,81 @@ class OpenAIChatModel(RetryingChatModel):
             raise map_error(exc) from exc
         return to_reply(completion, self.model)
 
+    async def _stream_attempt(
+        self, request: ChatRequest, time_limit: float, on_text: TextSink
+    ) -> ChatReply:
+        budget = request.max_tokens
+        modern = self.token_param == "max_completion_tokens"  # noqa: S105 (a field name)
+        parts = StreamParts()
+        try:
+            chunks = await self._client.chat.completions.create(
+                model=self.model,
+                messages=to_message_params(request),
+                max_completion_tokens=budget if modern else openai.omit,
+                max_tokens=openai.omit if modern else budget,
+                timeout=time_limit,
+                stream=True,
+                stream_options={"include_usage": True},
+            )
+            if _is_json(chunks.response.headers):  # a server that ignores `stream`
+                body = json.loads(await chunks.response.aread())
+                reply = to_reply(ChatCompletion.model_validate(body), self.model)
+                await on_text(reply.text)
+                return reply
+            async for chunk in chunks:
+                if parts.add(chunk):
+                    await on_text(parts.text)
+        except (openai.OpenAIError, json.JSONDecodeError, pydantic.ValidationError) as exc:
+            raise map_error(exc) from exc
+        return parts.reply(self.model)
+
+
+class StreamParts:
+    """What the chunks of one streamed completion added up to."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self.finish: str | None = None
+        self.model = ""
+        self.usage = Usage()
+
+    def add(self, chunk: ChatCompletionChunk) -> bool:
+        """Take one chunk in; True when the text grew."""
+        try:
+            self.model = chunk.model or self.model
+            if chunk.usage is not None:
+                self.usage = to_usage(chunk.usage)
+            if not chunk.choices:  # the usage chunk comes with no choice
+                return False
+            choice = chunk.choices[0]
+            self.finish = choice.finish_reason or self.finish
+            delta = choice.delta.content or choice.delta.refusal or ""
+        except (AttributeError, TypeError) as exc:
+            raise ProviderUnavailable("openai: malformed stream chunk") from exc
+        self.text += delta
+        return bool(delta)
+
+    def reply(self, requested_model: str) -> ChatReply:
+        return ChatReply(
+            text=valid_text(self.text),
+            stop_reason=_FINISH_REASONS.get(self.finish, "other"),
+            usage=self.usage,
+            model=self.model or requested_model,
+        )
+
+
+def _is_json(headers: Mapping[str, str]) -> bool:
+    return headers.get("content-type", "").split(";")[0].strip() == "application/json"
+
+
+def to_usage(usage: CompletionUsage) -> Usage:
+    details = usage.prompt_tokens_details
+    return Usage(
+        input_tokens=usage.prompt_tokens or 0,
+        output_tokens=usage.completion_tokens or 0,
+        cached_tokens=(details.cached_tokens or 0) if details else 0,
+    )
+
 
 def to_message_params(request: ChatRequest) -> list[ChatCompletionMessageParam]:
     params: list[ChatCompletionMessageParam] = []
@@ -137,17 +215,16 @@ def to_reply(completion: ChatCompletion, requested_model: str) -> ChatReply:
         choice = completion.choices[0]
         text = choice.message.content or choice.message.refusal or ""
         usage = completion.usage
-        counted = Usage(
-            input_tokens=(usage.prompt_tokens or 0) if usage else 0,
-            output_tokens=(usage.completion_tokens or 0) if usage else 0,
-        )
+        counted = to_usage(usage) if usage else Usage()
     except (AttributeError, TypeError, IndexError) as exc:
         raise ProviderUnavailable("openai: malformed response") from exc
     stop = _FINISH_REASONS.get(choice.finish_reason, "other")
     return ChatReply(valid_text(text), stop, counted, completion.model or requested_model)
 
 
-def map_error(exc: openai.OpenAIError | json.JSONDecodeError) -> ProviderError:
+def map_error(
+    exc: openai.OpenAIError | json.JSONDecodeError | pydantic.ValidationError,
+) -> ProviderError:
     """Translate an SDK failure into our error types."""
     return translate("openai", exc, openai, status_facts)
 

@@ -67,8 +67,11 @@ async def with_retries(
     *,
     sleep: Sleep = asyncio.sleep,
     clock: Clock = time.monotonic,
+    may_retry: Callable[[], bool] = lambda: True,
 ) -> T:
-    """Run `attempt(seconds)` until it succeeds or the policy says stop; raise the last error."""
+    """Run `attempt(seconds)` until it succeeds or the policy says stop; raise the last error.
+
+    `may_retry() is False` stops retrying too: a streamed reply already shown in part."""
     start = clock()
     retries = 0
     while True:
@@ -80,7 +83,7 @@ async def with_retries(
             return await _bounded(attempt, limit, grace)
         except ProviderError as error:
             delay = next_delay(error, retries_done=retries, elapsed=clock() - start, policy=policy)
-            if delay is None:
+            if delay is None or not may_retry():
                 raise
             log.info("provider_retry", kind=error.kind, retry=retries + 1, delay_s=delay)
             await sleep(delay)

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 from .base import ChatReply, ChatRequest, ProviderError, ProviderTimeout, ProviderUnavailable
 from .errors import ErrorFacts, classify
 from .retry import RetryPolicy, Sleep, with_retries
+from .streaming import TextSink, stream_with_retries
 
 
 class _Closable(Protocol):
@@ -16,7 +17,8 @@ class _Closable(Protocol):
 
 
 class RetryingChatModel:
-    """A `ChatModel` whose `complete` retries `_attempt` under its `RetryPolicy`."""
+    """A streaming `ChatModel` whose `complete` retries `_attempt` (and `stream`,
+    `_stream_attempt`, only while nothing was shown) under its `RetryPolicy`."""
 
     _policy: RetryPolicy
     _sleep: Sleep
@@ -28,11 +30,25 @@ class RetryingChatModel:
             lambda time_limit: self._attempt(request, time_limit), self._policy, sleep=self._sleep
         )
 
+    async def stream(self, request: ChatRequest, on_text: TextSink) -> ChatReply:
+        """`complete`, streamed: `on_text` gets the text so far as it grows."""
+        return await stream_with_retries(
+            lambda time_limit, sink: self._stream_attempt(request, time_limit, sink),
+            on_text,
+            self._policy,
+            sleep=self._sleep,
+        )
+
     async def aclose(self) -> None:
         if self._owns_client:
             await self._client.close()
 
     async def _attempt(self, request: ChatRequest, time_limit: float) -> ChatReply:
+        raise NotImplementedError
+
+    async def _stream_attempt(
+        self, request: ChatRequest, time_limit: float, on_text: TextSink
+    ) -> ChatReply:
         raise NotImplementedError
 
 

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Protocol
 
 from memory.types import Episode, Exchange, InboxEntry, SummaryVersion, TopicDecision, TurnState
+from providers.base import Usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +32,8 @@ class NewExchange:
     topic: TopicDecision | None = None
     inbox_id: int | None = None
     replies: tuple[str, ...] = ()
+    model: str = ""  # `provider:model` that answered, as it reported itself
+    usage: Usage | None = None  # as the provider reported it; None when it did not answer
 
 
 @dataclass(frozen=True, slots=True)

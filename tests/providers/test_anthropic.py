@@ -46,7 +46,7 @@ async def test_reply_joins_text_blocks_and_counts_cached_input(fake_api: MakeAPI
         "¡Claro! Para la masa madre necesitas harina y agua. Empieza con 50 g de cada una."
     )
     assert reply.stop_reason == "end"
-    assert reply.usage == Usage(input_tokens=512, output_tokens=31)
+    assert reply.usage == Usage(input_tokens=512, output_tokens=31, cached_tokens=100)
     assert reply.model == "claude-sonnet-4-6"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from config.specs import parse_spec
+from providers.alerts import ReportingChatModel
 from providers.anthropic import AnthropicChatModel
 from providers.base import ChatModel
 from providers.factory import (
@@ -73,11 +74,12 @@ async def test_local_server_runs_without_a_key(fake_api: MakeAPI) -> None:
 async def test_each_provider_builds_its_adapter(
     spec: str, creds: ProviderCredentials, kind: type[ChatModel], name: str
 ) -> None:
-    """Each spec gives its adapter, which meets the ChatModel protocol."""
-    model = build_chat_model(parse_spec(spec), creds)
+    """Each spec gives its adapter (a real one watched for failures), a ChatModel."""
+    built = build_chat_model(parse_spec(spec), creds)
+    model = built.inner if isinstance(built, ReportingChatModel) else built
     assert isinstance(model, kind)
-    assert isinstance(model, ChatModel)
-    assert model.name == name
+    assert isinstance(built, ChatModel)
+    assert built.name == name
     if isinstance(model, AnthropicChatModel | OpenAIChatModel):
         await model.aclose()
 

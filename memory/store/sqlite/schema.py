@@ -12,6 +12,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import partial
 
+from memory.store.sqlite import usage as usage_rows
 from memory.store.sqlite.connection import in_transaction
 
 Migration = Callable[[sqlite3.Connection], None]
@@ -115,6 +116,13 @@ def episode_reopened_at(db: sqlite3.Connection) -> None:
 def inbox_rejected_reason(db: sqlite3.Connection) -> None:
     """Malformed input is kept as a `rejected` inbox row with its reason (for dedupe)."""
     db.execute("ALTER TABLE inbox ADD COLUMN reason TEXT")
+
+
+# Append new migrations above this line; `usage` stays last until the next one.
+@migration
+def usage(db: sqlite3.Connection) -> None:
+    """Provider-reported usage of each chat call and fold (`memory.store.sqlite.usage`)."""
+    _script(db, usage_rows.TABLE)
 
 
 def _apply(db: sqlite3.Connection, number: int, name: str, apply: Migration) -> None:

@@ -21,7 +21,7 @@ import structlog
 
 from memory.store.conversation import Intake, NewExchange, NewSummary, SessionInfo
 from memory.store.inbox import Answered
-from memory.store.sqlite import admin, queries, writes
+from memory.store.sqlite import admin, queries, usage, writes
 from memory.store.sqlite.connection import (
     WAL_SAFETY_PAGES,
     GroupCommitWriter,
@@ -31,6 +31,7 @@ from memory.store.sqlite.connection import (
 )
 from memory.store.sqlite.rows import INBOX_COLS, columns, inbox_row
 from memory.store.sqlite.schema import migrate
+from memory.store.usage import UsageTotal
 from memory.types import Episode, Exchange, InboxEntry, SummaryVersion, TurnState
 
 log = structlog.get_logger(__name__)
@@ -38,7 +39,7 @@ _INBOX_SELECT = f"SELECT {columns(INBOX_COLS)} FROM inbox"
 
 
 class SQLiteStore(GroupCommitWriter):
-    """Implements `ConversationStore` and `DeliveryInbox`. Open with
+    """Implements `ConversationStore`, `DeliveryInbox` and `UsageQueries`. Open with
     `await SQLiteStore.open(path)`; `":memory:"` works for tests."""
 
     def __init__(self, writer: aiosqlite.Connection, reader: aiosqlite.Connection) -> None:
@@ -224,6 +225,11 @@ class SQLiteStore(GroupCommitWriter):
 
     async def all_exchanges(self, key: str) -> list[Exchange]:
         return await self._read(partial(admin.all_exchanges, key=key))
+
+    async def usage_totals(
+        self, key: str | None = None, since: datetime | None = None
+    ) -> list[UsageTotal]:
+        return await self._read(partial(usage.usage_totals, key=key, since=since))
 
     async def sessions(self) -> list[SessionInfo]:
         return await self._read(admin.sessions)

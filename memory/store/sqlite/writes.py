@@ -14,6 +14,7 @@ from datetime import datetime
 from memory.store.conversation import Intake, NewExchange, NewSummary
 from memory.store.sqlite.queries import ensure_session, iso, new_session, one, peek_state
 from memory.store.sqlite.rows import SUMMARY_COLS
+from memory.store.sqlite.usage import record_chat_usage, record_fold_usage
 from memory.types import Episode, InboxEntry, SummaryVersion, TopicDecision, TurnState
 
 _INBOX_INSERT = (
@@ -97,6 +98,7 @@ def insert_exchange(db: sqlite3.Connection, *, new: NewExchange) -> int:
             db, entry_id=new.inbox_id, status="answered", replies=new.replies, at=new.created_at
         )
     assert cur.lastrowid is not None
+    record_chat_usage(db, cur.lastrowid, new)
     return cur.lastrowid
 
 
@@ -140,6 +142,7 @@ def write_summary(db: sqlite3.Connection, *, new: NewSummary) -> SummaryVersion 
     dropped = json.dumps(list(new.dropped_facts), ensure_ascii=False)
     cur = db.execute(_SUMMARY_INSERT, (*values, iso(new.created_at), dropped))
     assert cur.lastrowid is not None
+    record_fold_usage(db, cur.lastrowid, new)
     return replace(written, id=cur.lastrowid)
 
 
