@@ -1,4 +1,5 @@
-"""Delivering replies to Telegram: split, plain text, flood control, blocked users, typing."""
+"""Delivering replies to Telegram: Markdown as entities (plain when it cannot be), split,
+flood control, blocked users, typing."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from telegram.constants import ChatAction
 from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
 from telegram.warnings import PTBDeprecationWarning
 
-from bot.channels.split import split_message
 from bot.channels.telegram.convert import chat_id
+from bot.channels.telegram.markup import Chunk, telegram_chunks
 
 log = structlog.get_logger(__name__)
 
@@ -39,7 +40,8 @@ class TelegramOutbox:
         self.max_retry_after = max_retry_after
 
     async def send(self, key: str, texts: Sequence[str]) -> None:
-        """Send each text, split to Telegram's limit, as plain text (no parse mode).
+        """Send each text, its Markdown rendered as entities (no parse mode; plain text when
+        it cannot be rendered or Telegram refuses the entities), split to the limit.
 
         A chat that blocked the bot or no longer exists is logged and dropped: retrying
         could never succeed. Network failures propagate, so the inbox entry stays
@@ -50,9 +52,9 @@ class TelegramOutbox:
             log.warning("telegram_bad_key_dropped")
             return
         for text in texts:
-            for chunk in split_message(text):
+            for chunk in telegram_chunks(text):
                 try:
-                    await self._send_one(target, chunk)
+                    await self._send_formatted(target, chunk)
                 except Forbidden:
                     log.info("telegram_blocked", key=key)
                     return
@@ -60,10 +62,19 @@ class TelegramOutbox:
                     log.warning("telegram_send_rejected", key=key, error=exc.message)
                     return
 
-    async def _send_one(self, target: int, chunk: str) -> None:
+    async def _send_formatted(self, target: int, chunk: Chunk) -> None:
+        try:
+            await self._send_one(target, chunk)
+        except BadRequest as exc:
+            if not chunk.entities or "entit" not in exc.message.lower():
+                raise
+            log.info("telegram_entities_refused", error=exc.message)
+            await self._send_one(target, Chunk(chunk.text))
+
+    async def _send_one(self, target: int, chunk: Chunk) -> None:
         for attempt in range(MAX_FLOOD_RETRIES + 1):
             try:
-                await self.bot.send_message(target, chunk)
+                await self.bot.send_message(target, chunk.text, entities=chunk.entities or None)
                 return
             except RetryAfter as exc:
                 if attempt == MAX_FLOOD_RETRIES:

@@ -20,6 +20,7 @@ import structlog
 
 from bot.channels.whatsapp.graph import GraphSender, SendFailed, Sleep, split_text
 from bot.channels.whatsapp.later import LaterDelivery
+from bot.channels.whatsapp.markup import to_whatsapp
 from bot.channels.whatsapp.webhook import (
     UNKNOWN_KEY,
     Rejected,
@@ -155,14 +156,15 @@ class WhatsAppChannel:
     # -- outbox -------------------------------------------------------------------------
 
     async def send(self, key: str, texts: Sequence[str]) -> asyncio.Future[None] | None:
-        """Each text, split at 4096 characters; stops at the first permanent refusal.
+        """Each text in WhatsApp markup, split at 4096 characters; stops at the first
+        permanent refusal.
 
         One quick attempt per message here; when Graph is slow or failing, the rest is
         retried in the background and the returned future resolves once delivered (the
         handler marks the entry done only then), so the chat's next message is not held
         behind a hung send. Later replies of the same chat queue behind it, in order.
         """
-        chunks = [chunk for text in texts for chunk in split_text(text)]
+        chunks = [chunk for text in texts for chunk in split_text(to_whatsapp(text))]
         if key in self._later:
             return self._later[key].add(chunks)
         wa_id = SessionKey.parse(key).chat
