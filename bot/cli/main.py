@@ -13,6 +13,7 @@ import structlog
 
 from bot.cli import admin as cli_admin
 from bot.cli import run as cli_run
+from bot.cli import usage as cli_usage
 from config.checks import names_in_use, unknown_variables
 from config.logging import configure_logging, pseudonym_secret
 from config.settings import Settings, SettingsInvalid, load_settings
@@ -27,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (cli_run, cli_admin):
+    for module in (cli_run, cli_admin, cli_usage):
         module.register(sub)
     try:  # operator tools live in their own module
         from bot.cli import tools as cli_tools

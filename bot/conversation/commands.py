@@ -1,4 +1,5 @@
-"""The chat commands: /start /help /reset /undo /forget /summary /debug (and /quit apart)."""
+"""The chat commands: /start /help /reset /undo /forget /summary /debug /usage (and /quit
+apart)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from datetime import UTC, datetime
 import structlog
 
 from bot.conversation.texts import t
+from bot.ops.usage_view import build_report, chat_lines
 from config.settings import Settings
 from memory.episodes import Episodes
 from memory.store.conversation import ConversationStore
+from memory.store.usage import UsageQueries
 from memory.types import InboxEntry
 
 log = structlog.get_logger(__name__)
@@ -102,6 +105,18 @@ async def _debug(h: Context, entry: InboxEntry, arg: str) -> list[str]:
     return [t(h.language, "debug_on" if arg == "on" else "debug_off")]
 
 
+async def _usage(h: Context, entry: InboxEntry, arg: str) -> list[str]:
+    """Operators: provider-reported usage and cost of this chat (`/usage all`: every key)."""
+    if not h.settings.is_operator(entry.user):
+        log.info("usage_refused")
+        return [t(h.language, "not_operator")]
+    if not isinstance(h.store, UsageQueries):
+        return [chat_lines(build_report([]), h.language)]
+    key = None if arg == "all" else entry.key
+    report = build_report(await h.store.usage_totals(key), key=key)
+    return [chat_lines(report, h.language)]
+
+
 _COMMANDS: dict[str, Command] = {
     "start": _start,
     "help": _help,
@@ -110,4 +125,5 @@ _COMMANDS: dict[str, Command] = {
     "forget": _forget,
     "summary": _summary,
     "debug": _debug,
+    "usage": _usage,
 }

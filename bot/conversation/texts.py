@@ -11,7 +11,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "help": "Comandos:\n/reset — empezar de cero (la conversación anterior se archiva)\n"
         "/undo — deshacer el último reinicio\n/summary — lo que recuerdo ahora\n"
         "/forget — borrar todos tus datos\n/help — esta ayuda",
-        "help_operator": "\n/debug on|off — modo depuración (solo operadores)",
+        "help_operator": "\n/debug on|off — modo depuración (solo operadores)"
+        "\n/usage [all] — tokens y coste estimado (solo operadores)",
         "reset": "Listo, empezamos de cero. Si fue un error, /undo recupera la conversación.",
         "auto_reset": "(Parece un tema nuevo, así que empecé una conversación nueva. "
         "Si no era eso, escribe /undo para recuperar la anterior.)",
@@ -60,7 +61,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "help": "Commands:\n/reset — start over (the previous conversation is archived)\n"
         "/undo — undo the last reset\n/summary — what I remember now\n"
         "/forget — erase all your data\n/help — this help",
-        "help_operator": "\n/debug on|off — debug mode (operators only)",
+        "help_operator": "\n/debug on|off — debug mode (operators only)"
+        "\n/usage [all] — tokens and estimated cost (operators only)",
         "reset": "Done, we start over. If that was a mistake, /undo brings the conversation back.",
         "auto_reset": "(This looks like a new subject, so I started a fresh conversation. If "
         "not, send /undo to bring the previous one back.)",

@@ -1,5 +1,5 @@
 """The bot's command menu (setMyCommands): everyone's in the configured language, and
-operators' private chats also list /debug."""
+operators' private chats also list /debug and /usage."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from config.settings import Settings
 log = structlog.get_logger(__name__)
 
 CHANNEL = "telegram"
+OPERATOR_ONLY = ("debug", "usage")
 COMMANDS: dict[str, dict[str, str]] = {
     "es": {
         "start": "Empezar",
@@ -21,6 +22,7 @@ COMMANDS: dict[str, dict[str, str]] = {
         "summary": "Lo que recuerdo ahora",
         "forget": "Borrar todos tus datos",
         "debug": "Modo depuración (on|off)",
+        "usage": "Tokens y coste estimado ([all])",
     },
     "en": {
         "start": "Start",
@@ -30,23 +32,24 @@ COMMANDS: dict[str, dict[str, str]] = {
         "summary": "What I remember now",
         "forget": "Erase all your data",
         "debug": "Debug mode (on|off)",
+        "usage": "Tokens and estimated cost ([all])",
     },
 }
 
 
 async def set_commands(bot: Bot, settings: Settings) -> None:
-    """Everyone's command menu in the configured language; operators also see /debug."""
+    """Everyone's command menu in the configured language; operators also see /debug
+    and /usage."""
     texts = COMMANDS.get(settings.language, COMMANDS["en"])
-    public = [BotCommand(name, text) for name, text in texts.items() if name != "debug"]
+    public = [BotCommand(n, text) for n, text in texts.items() if n not in OPERATOR_ONLY]
+    operator = [*public, *(BotCommand(n, texts[n]) for n in OPERATOR_ONLY)]
     try:
         await bot.set_my_commands(public)
     except TelegramError as exc:
         log.warning("telegram_set_commands_failed", error=str(exc))
     for chat in _operator_chats(settings.operators):
         try:  # fails until the operator has opened a chat with the bot; harmless
-            await bot.set_my_commands(
-                [*public, BotCommand("debug", texts["debug"])], scope=BotCommandScopeChat(chat)
-            )
+            await bot.set_my_commands(operator, scope=BotCommandScopeChat(chat))
         except TelegramError as exc:
             log.info("telegram_operator_commands_skipped", error=str(exc))
 

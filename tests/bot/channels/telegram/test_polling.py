@@ -18,7 +18,7 @@ OPERATOR, STRANGER = 1, 2
 
 
 async def test_start_registers_commands_and_polls(tmp_path: Path) -> None:
-    """Start logs in, sets the command menu in the configured language, then polls."""
+    """Start logs in, sets the command menu (operators' with /debug and /usage), then polls."""
     async with telegram_bot(tmp_path / "v.db", language="es") as h:
         await h.wait_for(lambda: "getUpdates" in h.fake.methods())
         methods = h.fake.methods()
@@ -29,7 +29,8 @@ async def test_start_registers_commands_and_polls(tmp_path: Path) -> None:
         assert names == ["start", "help", "reset", "undo", "summary", "forget"]
         assert json.loads(public["commands"])[2]["description"] == "Empezar de cero"
         assert json.loads(operator["scope"]) == {"type": "chat", "chat_id": OPERATOR}
-        assert "debug" in operator["commands"]
+        operator_names = [c["command"] for c in json.loads(operator["commands"])]
+        assert operator_names == [*names, "debug", "usage"]
 
 
 async def test_thirty_turn_private_conversation(tmp_path: Path) -> None:

@@ -1,0 +1,92 @@
+"""`ventana usage [KEY] [--since DATE] [--json]`: provider-reported tokens and estimated cost."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from bot.ops.usage_view import build_report, cost_text
+from config.settings import Settings
+from memory.store.sqlite.store import SQLiteStore
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    usage = sub.add_parser("usage", help="provider-reported tokens and estimated cost")
+    usage.add_argument("key", nargs="?", help="one session key (default: every key)")
+    usage.add_argument("--since", type=parse_since, metavar="DATE",
+                       help="from this date or time on (ISO 8601; UTC by default)")  # fmt: skip
+    usage.add_argument("--json", action="store_true", help="stable JSON instead of tables")
+    usage.set_defaults(runner=cmd_usage)
+
+
+def parse_since(text: str) -> datetime:
+    """`2026-03-01` or `2026-03-01T12:00[+02:00]`; a time without a zone is UTC."""
+    try:
+        at = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a date (use YYYY-MM-DD or an ISO 8601 time)"
+        ) from None
+    return at if at.tzinfo else at.replace(tzinfo=UTC)
+
+
+async def cmd_usage(args: argparse.Namespace, settings: Settings) -> int:
+    exists = await asyncio.to_thread(Path(settings.db).is_file)
+    totals = []
+    if str(settings.db) == ":memory:" or exists:
+        store = await SQLiteStore.open(settings.db, sync=settings.db_sync)
+        try:
+            totals = await store.usage_totals(args.key, args.since)
+        finally:
+            await store.close()
+    report = build_report(totals, key=args.key, since=args.since)
+    if args.json:
+        sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
+    else:
+        render(report, Console())
+    return 0
+
+
+def render(report: dict[str, Any], console: Console) -> None:
+    if not report["keys"]:
+        which = f" for {escape(report['key'])}" if report["key"] else ""
+        console.print(f"no usage recorded{which}")
+        return
+    table = Table(title="usage per key and model (provider-reported tokens)")
+    for col in ("key", "model", "purpose", "calls", "input", "cached", "output", "cost"):
+        left = col in ("key", "model", "purpose")
+        table.add_column(col, justify="left" if left else "right", no_wrap=left)
+    for entry in report["keys"]:
+        for m in entry["models"]:
+            table.add_row(escape(entry["key"]), *_cells(m))
+    console.print(table)
+    models = Table(title="per model, all keys")
+    for col in ("model", "purpose", "keys", "calls", "input", "cached", "output", "cost"):
+        left = col in ("model", "purpose")
+        models.add_column(col, justify="left" if left else "right", no_wrap=left)
+    for m in report["models"]:
+        cells = _cells(m)
+        models.add_row(cells[0], cells[1], str(m["keys"]), *cells[2:])
+    console.print(models)
+    console.print(f"estimated total: {cost_text(report['cost_usd'])} (USD, genai-prices)")
+
+
+def _cells(m: dict[str, Any]) -> list[str]:
+    return [
+        escape(m["model"]),
+        m["purpose"],
+        f"{m['calls']:,}",
+        f"{m['input_tokens']:,}",
+        f"{m['cached_tokens']:,}",
+        f"{m['output_tokens']:,}",
+        cost_text(m["cost_usd"]),
+    ]
