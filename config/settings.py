@@ -86,6 +86,8 @@ class Settings(BaseSettings):
     undo_minutes: float = _v("VENTANA_UNDO_MINUTES", 60.0, ge=0)
     max_message_chars: int = _v("VENTANA_MAX_MESSAGE_CHARS", 16_000, ge=100)
     reply_deadline_seconds: float = _v("VENTANA_REPLY_DEADLINE_SECONDS", 25.0, gt=0, le=600)
+    # Telegram private chats see the reply as it is written (sendMessageDraft).
+    streaming: Annotated[Literal["on", "off"], Lower] = _v("VENTANA_STREAMING", "on")
     operators: UserList = _v("VENTANA_OPERATORS", ())
     allowed_users: UserList = _v("VENTANA_ALLOWED_USERS", ())
     system_prompt: str | None = _v("VENTANA_SYSTEM_PROMPT", None)

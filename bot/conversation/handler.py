@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import structlog
 
@@ -31,6 +31,7 @@ from memory.store import Store
 from memory.store.conversation import Intake
 from memory.types import InboxEntry, SessionKey, TurnState
 from providers.base import valid_text
+from providers.streaming import TextSink
 
 log = structlog.get_logger(__name__)
 
@@ -43,6 +44,13 @@ class Outbox(Protocol):
         ...
 
     def working(self, key: str) -> AbstractAsyncContextManager[None]: ...
+
+
+@runtime_checkable
+class LiveOutbox(Outbox, Protocol):
+    """An outbox that can show a reply while it is written (Telegram drafts)."""
+
+    def live(self, key: str) -> AbstractAsyncContextManager[TextSink | None]: ...
 
 
 class ConversationHandler:
@@ -224,7 +232,8 @@ class ConversationHandler:
 
     async def _turn(self, entry: InboxEntry, prepared: Prepared) -> list[str]:
         notice = [t(self.language, "auto_reset")] if prepared.decision.reset else []
-        outcome = await self.engine.call(prepared)
+        async with self._live(entry.key) as on_text:
+            outcome = await self.engine.call(prepared, on_text)
         shown = (*notice, self._shown(outcome))
         await self.engine.record(
             prepared,
@@ -285,6 +294,15 @@ class ConversationHandler:
             return
         async with outbox.working(key):
             yield
+
+    @contextlib.asynccontextmanager
+    async def _live(self, key: str) -> AsyncIterator[TextSink | None]:
+        outbox = self.outboxes.get(SessionKey.parse(key).channel)
+        if not isinstance(outbox, LiveOutbox):
+            yield None
+            return
+        async with outbox.live(key) as on_text:
+            yield on_text
 
 
 def _now() -> datetime:

@@ -30,6 +30,7 @@ KNOWN = {
     "getMe",
     "getUpdates",
     "sendMessage",
+    "sendMessageDraft",
     "sendChatAction",
     "setMyCommands",
     "deleteWebhook",
@@ -51,6 +52,7 @@ class FakeBotAPI:
     calls: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     pending: list[dict[str, Any]] = field(default_factory=list)
     sent: list[Sent] = field(default_factory=list)
+    drafts: list[Sent] = field(default_factory=list)
     offsets: list[int | None] = field(default_factory=list)
     unexpected: list[str] = field(default_factory=list)
     errors: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
@@ -172,6 +174,10 @@ class FakeBotAPI:
             "text": params["text"],
             "from": {"id": BOT_ID, "is_bot": True, "first_name": "Ventana"},
         }
+
+    async def _sendMessageDraft(self, params: dict[str, str]) -> bool:
+        self.drafts.append(Sent(int(params["chat_id"]), params.get("text", ""), params))
+        return True
 
     async def _sendChatAction(self, _: dict[str, str]) -> bool:
         return True

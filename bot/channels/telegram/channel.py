@@ -77,7 +77,7 @@ class TelegramChannel:
             builder = builder.get_updates_request(get_updates_request)
         self.app = app
         self.application = builder.build()
-        self.outbox = TelegramOutbox(self.application.bot)
+        self.outbox = TelegramOutbox(self.application.bot, streaming=settings.streaming == "on")
         self.poll_timeout = poll_timeout
         self.retry_delay = retry_delay
         self.drain_timeout = drain_timeout

@@ -17,6 +17,8 @@ from telegram.warnings import PTBDeprecationWarning
 
 from bot.channels.telegram.convert import chat_id
 from bot.channels.telegram.markup import Chunk, telegram_chunks
+from bot.channels.telegram.stream import DRAFT_EVERY_S, draft_stream
+from providers.streaming import TextSink
 
 log = structlog.get_logger(__name__)
 
@@ -34,8 +36,12 @@ class TelegramOutbox:
         *,
         typing_every: float = TYPING_EVERY_S,
         max_retry_after: float = MAX_RETRY_AFTER_S,
+        streaming: bool = False,
+        draft_every: float = DRAFT_EVERY_S,
     ) -> None:
         self.bot = bot
+        self.streaming = streaming
+        self.draft_every = draft_every
         self.typing_every = typing_every
         self.max_retry_after = max_retry_after
 
@@ -82,6 +88,17 @@ class TelegramOutbox:
                 delay = min(retry_after_seconds(exc), self.max_retry_after)
                 log.info("telegram_flood_wait", seconds=delay, attempt=attempt + 1)
                 await asyncio.sleep(delay)
+
+    @contextlib.asynccontextmanager
+    async def live(self, key: str) -> AsyncIterator[TextSink | None]:
+        """Where the reply goes while it is written: a draft in a private chat, nowhere
+        in a group (see `stream.py` for why) or with streaming off."""
+        target = _target(key)
+        if not self.streaming or target is None or target < 0:
+            yield None
+            return
+        async with draft_stream(self.bot, target, every=self.draft_every) as stream:
+            yield stream.show
 
     @contextlib.asynccontextmanager
     async def working(self, key: str) -> AsyncIterator[None]:

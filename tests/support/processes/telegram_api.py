@@ -112,6 +112,10 @@ class FakeTelegram:
     def _api_deleteWebhook(self, _generation: int, _params: dict[str, str]) -> Any:
         return True
 
+    def _api_sendMessageDraft(self, _generation: int, params: dict[str, str]) -> Any:
+        int(params["chat_id"])  # a streamed preview; only the final message counts
+        return True
+
     def _api_sendChatAction(self, _generation: int, params: dict[str, str]) -> Any:
         int(params["chat_id"])
         return True
