@@ -72,9 +72,12 @@ async def test_forget_erases_usage(tmp_path: Path) -> None:
         assert db.execute("SELECT COUNT(*) FROM usage").fetchone() == (0,)
 
 
-async def test_usage_migration_is_recorded_last(tmp_path: Path) -> None:
-    """The usage table comes from a named migration applied after the others."""
+async def test_usage_table_comes_from_its_named_migration(tmp_path: Path) -> None:
+    """The usage table is created by a recorded `NNNN_usage` migration, after the initial one."""
     store = await SQLiteStore.open(tmp_path / "m.db")
     applied = await store.applied_migrations()
     await store.close()
-    assert applied[-1].endswith("_usage")
+    [usage] = [name for name in applied if name.endswith("_usage")]
+    assert applied.index(usage) > applied.index("0001_initial")
+    with sqlite3.connect(tmp_path / "m.db") as db:
+        assert db.execute("SELECT COUNT(*) FROM usage").fetchone() == (0,)
