@@ -17,6 +17,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     doctor.set_defaults(runner=cmd_doctor)
     forget = sub.add_parser("forget", help="erase every row of a session key for real")
     forget.add_argument("key", help="e.g. telegram:12345 or whatsapp:34600111222")
+    wait_help = "how long to wait for a reader holding an old snapshot (10)"
+    forget.add_argument("--wait", type=float, default=10.0, metavar="SECONDS", help=wait_help)
     forget.set_defaults(runner=cmd_forget)
     resum = sub.add_parser("resummarize", help="rebuild a key's summary from raw exchanges")
     resum.add_argument("key")
@@ -80,13 +82,18 @@ async def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
     store = await SQLiteStore.open(settings.db, sync=settings.db_sync)
     try:
         removed = await store.forget(args.key)
+        erased = await store.erased(wait_s=args.wait) if removed else True
     finally:
         await store.close()
     if not removed:
         print(f"ventana: unknown session key {args.key!r} in {settings.db}"
               " (see `ventana sessions`)", file=sys.stderr)  # fmt: skip
         return 1
-    print(f"forgot {args.key}: {removed} session/inbox rows and everything under them")
+    rows = f"{removed} session/inbox rows and everything under them"
+    if erased:
+        print(f"erased {args.key}: {rows}")
+    else:
+        print(f"deleted {args.key}: {rows}; the last copies will be wiped when the reader closes")
     return 0
 
 

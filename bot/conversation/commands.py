@@ -15,6 +15,7 @@ from memory.store.conversation import ConversationStore
 from memory.types import InboxEntry
 
 log = structlog.get_logger(__name__)
+FORGET_WAIT_S = 1.0  # how long /forget waits for a reader to let go before replying
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +81,12 @@ async def _forget(h: Context, entry: InboxEntry, arg: str) -> list[str]:
     if arg not in ("confirm", "confirmar", "yes", "si", "sí"):
         return [t(h.language, "forget_confirm")]
     await h.episodes.forget(entry.key)
-    return [t(h.language, "forget_done")]
+    # "Erased" only once it is true; a reader holding an old snapshot delays the last
+    # copies, which the store wipes in the background as soon as it lets go.
+    erased = await h.store.erased(wait_s=FORGET_WAIT_S)
+    if not erased:
+        log.info("forget_pending")
+    return [t(h.language, "forget_done" if erased else "forget_pending")]
 
 
 async def _summary(h: Context, entry: InboxEntry, _arg: str) -> list[str]:
@@ -98,7 +104,7 @@ async def _debug(h: Context, entry: InboxEntry, arg: str) -> list[str]:
         return [t(h.language, "not_operator")]
     if arg not in ("on", "off"):
         return [t(h.language, "debug_usage")]
-    await h.store.set_debug(entry.key, arg == "on", _now())
+    await h.store.set_debug(entry.key, arg == "on", _now(), entry.user)
     return [t(h.language, "debug_on" if arg == "on" else "debug_off")]
 
 

@@ -211,7 +211,7 @@ class ConversationHandler:
         # Debug is decided now, not at intake: "/debug on" and the next message may arrive
         # in one batch, and that message must already be a dry run.
         prepared = await self.engine.prepare(
-            entry.key, text, state=self._states.pop(entry.id, None)
+            entry.key, text, state=self._states.pop(entry.id, None), user=entry.user
         )
         if prepared.dry_run:
             return [render_debug(prepared, self.language)], False

@@ -125,3 +125,30 @@ def test_strip_mention_leaves_other_handles_alone() -> None:
     assert strip_mention("hi @ventana_bot!", "ventana_bot") == "hi !"
     assert strip_mention("@ventana_botanist ok", "ventana_bot") == "@ventana_botanist ok"
     assert strip_mention("mail a@ventana_bot.com", "ventana_bot") == "mail a@ventana_bot.com"
+
+
+async def test_debug_in_a_shared_group_is_the_operators_alone(tmp_path: Path) -> None:
+    """After an operator's /debug on in a shared group, a member's mention gets a real,
+    stored reply with nothing of the debug view in it; the operator's next one is a dry run."""
+    async with telegram_bot(tmp_path / "v.db") as h:
+        f = h.fake
+        key = f"telegram:{GROUP}"
+        given = f"@{BOT_USERNAME} my phone is 600111222"
+        f.push(f.text(GROUP, given, user_id=43, entities=mention(given)))
+        await h.wait_replies(GROUP, 1)
+        f.push(f.text(GROUP, f"/debug@{BOT_USERNAME} on", user_id=1))
+        await h.wait_replies(GROUP, 2)
+        asked = f"@{BOT_USERNAME} when do you open?"
+        f.push(f.text(GROUP, asked, user_id=42, entities=mention(asked)))
+        replies = await h.wait_replies(GROUP, 3)
+        assert replies[1] == t("en", "debug_on")
+        assert replies[2] == "re: when do you open?"
+        assert "600111222" not in replies[2]
+        assert [r["user_text"] for r in await h.exchanges(key)][-1] == "when do you open?"
+        calls = len(h.model.requests)
+        probe = f"@{BOT_USERNAME} and on sunday?"
+        f.push(f.text(GROUP, probe, user_id=1, entities=mention(probe)))
+        replies = await h.wait_replies(GROUP, 4)
+        assert "600111222" in replies[3]  # the dry-run view shows what would be sent
+        assert len(h.model.requests) == calls
+        assert [r["user_text"] for r in await h.exchanges(key)][-1] == "when do you open?"
