@@ -100,14 +100,25 @@ async def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
 async def cmd_resummarize(args: argparse.Namespace, settings: Settings) -> int:
     app = await App.build(settings)
     try:
-        version = await app.folds.rebuild(args.key)
+        done = await app.folds.rebuild_report(args.key)
     finally:
         await app.aclose()
-    if version is None:
-        print(f"{args.key}: nothing to summarize (or the summary model failed; see the log)")
-        return 1
-    print(
-        f"{args.key}: summary v{version.version}, checkpoint #{version.checkpoint},"
-        f" prompt {version.prompt_version}, model {version.model}"
-    )
-    return 0
+    version, key = done.version, args.key
+    if version is not None:
+        print(
+            f"{key}: summary v{version.version}, checkpoint #{version.checkpoint},"
+            f" prompt {version.prompt_version}, model {version.model}"
+        )
+        return 0
+    if done.cause == "lost_race":  # the bot's own fold kept winning: its summary is fresh
+        print(f"{key}: another fold got there first; the summary is now v{done.current}")
+        return 0
+    why = {
+        "unknown_key": "unknown session key (see `ventana sessions`)",
+        "nothing_pending": "nothing to summarize: every exchange is still in the window"
+        f" (summary v{done.current})",
+        "model_failed": f"the summary model failed ({done.detail}); try again later",
+        "rejected": f"the summary was rejected by the fact guard ({done.detail})",
+    }[done.cause]
+    print(f"ventana: {key}: {why}", file=sys.stderr)
+    return 1

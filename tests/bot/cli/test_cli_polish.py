@@ -92,6 +92,18 @@ def test_forget_unknown_key_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
     assert _main("forget", "console:real") == 1
 
 
+def test_resummarize_says_the_real_cause(capsys: pytest.CaptureFixture[str]) -> None:
+    """`resummarize` of a chat whose exchanges all fit in the window says nothing is
+    pending (not "or the summary model failed"); an unknown key is named as such."""
+    asyncio.run(_say("console:tiny", "hello"))
+    assert _main("resummarize", "console:tiny") == 1
+    err = capsys.readouterr().err
+    assert "nothing to summarize: every exchange is still in the window" in err
+    assert "model failed" not in err
+    assert _main("resummarize", "typo:9") == 1
+    assert "unknown session key" in capsys.readouterr().err
+
+
 def test_forget_with_a_reader_holding_on_says_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
