@@ -101,6 +101,11 @@ class TurnState:
     pending: tuple[Exchange, ...]  # signal exchanges after the checkpoint, older than the window
     last_activity: datetime | None
     last_reply: str | None  # the latest stored reply of the episode, signal or not
+    debug_users: frozenset[str] = frozenset()  # the operators whose own messages are dry runs
+
+    def debug_for(self, user: str) -> bool:
+        """Debug is per operator: only the messages of whoever switched it on are dry runs."""
+        return user in self.debug_users
 
 
 # "rejected": malformed input, acknowledged and kept (with its reason) only for dedupe

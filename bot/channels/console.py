@@ -75,7 +75,7 @@ async def run_console(
     lang = app.settings.language
     out.write(t(lang, "welcome_console", key=key, model=app.settings.chat_model) + "\n")
     if debug:
-        await app.store.set_debug(key, True, datetime.now(UTC))
+        await app.store.set_debug(key, True, datetime.now(UTC), user)
     await app.handler.recover()
     await app.handler.drain()
     queue: asyncio.Queue[str | None] = asyncio.Queue()

@@ -17,6 +17,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     doctor.set_defaults(runner=cmd_doctor)
     forget = sub.add_parser("forget", help="erase every row of a session key for real")
     forget.add_argument("key", help="e.g. telegram:12345 or whatsapp:34600111222")
+    wait_help = "how long to wait for a reader holding an old snapshot (10)"
+    forget.add_argument("--wait", type=float, default=10.0, metavar="SECONDS", help=wait_help)
     forget.set_defaults(runner=cmd_forget)
     resum = sub.add_parser("resummarize", help="rebuild a key's summary from raw exchanges")
     resum.add_argument("key")
@@ -80,27 +82,43 @@ async def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
     store = await SQLiteStore.open(settings.db, sync=settings.db_sync)
     try:
         removed = await store.forget(args.key)
+        erased = await store.erased(wait_s=args.wait) if removed else True
     finally:
         await store.close()
     if not removed:
         print(f"ventana: unknown session key {args.key!r} in {settings.db}"
               " (see `ventana sessions`)", file=sys.stderr)  # fmt: skip
         return 1
-    print(f"forgot {args.key}: {removed} session/inbox rows and everything under them")
+    rows = f"{removed} session/inbox rows and everything under them"
+    if erased:
+        print(f"erased {args.key}: {rows}")
+    else:
+        print(f"deleted {args.key}: {rows}; the last copies will be wiped when the reader closes")
     return 0
 
 
 async def cmd_resummarize(args: argparse.Namespace, settings: Settings) -> int:
     app = await App.build(settings)
     try:
-        version = await app.folds.rebuild(args.key)
+        done = await app.folds.rebuild_report(args.key)
     finally:
         await app.aclose()
-    if version is None:
-        print(f"{args.key}: nothing to summarize (or the summary model failed; see the log)")
-        return 1
-    print(
-        f"{args.key}: summary v{version.version}, checkpoint #{version.checkpoint},"
-        f" prompt {version.prompt_version}, model {version.model}"
-    )
-    return 0
+    version, key = done.version, args.key
+    if version is not None:
+        print(
+            f"{key}: summary v{version.version}, checkpoint #{version.checkpoint},"
+            f" prompt {version.prompt_version}, model {version.model}"
+        )
+        return 0
+    if done.cause == "lost_race":  # the bot's own fold kept winning: its summary is fresh
+        print(f"{key}: another fold got there first; the summary is now v{done.current}")
+        return 0
+    why = {
+        "unknown_key": "unknown session key (see `ventana sessions`)",
+        "nothing_pending": "nothing to summarize: every exchange is still in the window"
+        f" (summary v{done.current})",
+        "model_failed": f"the summary model failed ({done.detail}); try again later",
+        "rejected": f"the summary was rejected by the fact guard ({done.detail})",
+    }[done.cause]
+    print(f"ventana: {key}: {why}", file=sys.stderr)
+    return 1

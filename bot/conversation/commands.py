@@ -4,8 +4,9 @@ apart)."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Protocol
 
 import structlog
 
@@ -15,19 +16,28 @@ from config.settings import Settings
 from memory.episodes import Episodes
 from memory.store.conversation import ConversationStore
 from memory.store.usage import UsageQueries
-from memory.types import InboxEntry
+from memory.types import InboxEntry, SessionKey
 
 log = structlog.get_logger(__name__)
+FORGET_WAIT_S = 1.0  # how long /forget waits for a reader to let go before replying
+
+
+class GroupAdmins(Protocol):
+    """A channel's answer to "does `user` administer the group chat of `key`?" (Telegram:
+    `getChatMember`). Commands never import a channel; the channel registers this."""
+
+    async def is_admin(self, key: SessionKey, user: str) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
 class Context:
     """What the commands work with: the episode lifecycle for /reset /undo /forget, the
-    store for /summary and /debug."""
+    store for /summary and /debug, each channel's group administrators for /forget."""
 
     settings: Settings
     episodes: Episodes
     store: ConversationStore
+    admins: dict[str, GroupAdmins] = field(default_factory=dict)  # by channel
 
     @property
     def language(self) -> str:
@@ -80,10 +90,28 @@ async def _undo(h: Context, entry: InboxEntry, _arg: str) -> list[str]:
 
 
 async def _forget(h: Context, entry: InboxEntry, arg: str) -> list[str]:
+    if not await _may_erase(h, entry):
+        log.info("forget_refused")
+        return [t(h.language, "forget_not_admin")]
     if arg not in ("confirm", "confirmar", "yes", "si", "sí"):
         return [t(h.language, "forget_confirm")]
     await h.episodes.forget(entry.key)
-    return [t(h.language, "forget_done")]
+    # "Erased" only once it is true; a reader holding an old snapshot delays the last
+    # copies, which the store wipes in the background as soon as it lets go.
+    erased = await h.store.erased(wait_s=FORGET_WAIT_S)
+    if not erased:
+        log.info("forget_pending")
+    return [t(h.language, "forget_done" if erased else "forget_pending")]
+
+
+async def _may_erase(h: Context, entry: InboxEntry) -> bool:
+    """A shared group's conversation (one key for every member) is erased only by an
+    operator or an administrator of the group; anyone may erase a conversation of their own."""
+    key = SessionKey.parse(entry.key)
+    if key.member is not None or entry.key == entry.user or h.settings.is_operator(entry.user):
+        return True
+    admins = h.admins.get(key.channel)
+    return admins is not None and await admins.is_admin(key, entry.user)
 
 
 async def _summary(h: Context, entry: InboxEntry, _arg: str) -> list[str]:
@@ -101,7 +129,7 @@ async def _debug(h: Context, entry: InboxEntry, arg: str) -> list[str]:
         return [t(h.language, "not_operator")]
     if arg not in ("on", "off"):
         return [t(h.language, "debug_usage")]
-    await h.store.set_debug(entry.key, arg == "on", _now())
+    await h.store.set_debug(entry.key, arg == "on", _now(), entry.user)
     return [t(h.language, "debug_on" if arg == "on" else "debug_off")]
 
 

@@ -65,6 +65,7 @@ class ConversationHandler:
         self._queued: set[int] = set()  # inbox ids queued or running here (bounded by work)
         self._later: dict[int, asyncio.Future[None]] = {}  # delivery retried in the background
         self._states: dict[int, TurnState] = {}  # read at intake, for the entry's turn
+        self._slowed: set[str] = set()  # chats told to slow down, until their queue empties
 
     def register(self, channel: str, outbox: Outbox) -> None:
         self.outboxes[channel] = outbox
@@ -82,6 +83,8 @@ class ConversationHandler:
         if not self.settings.is_allowed(inbound.user):
             log.info("user_not_allowed", key=inbound.key)
             return self.serial.submit(inbound.key, lambda: self._refuse(inbound))
+        if self.serial.waiting(inbound.key) >= self.settings.max_queued_per_chat:
+            return await self._over_cap(inbound)
         # A chat with nothing in flight here gets its turn state read with the intake, in
         # the same round trip; it is used only if the chat is still idle once the intake
         # returns (otherwise an earlier message's exchange could be missing from it).
@@ -109,6 +112,25 @@ class ConversationHandler:
         if intake.state is not None and idle and self.serial.idle(inbound.key):
             self._states[added.id] = intake.state
         return self._queue(added)
+
+    async def _over_cap(self, inbound: Inbound) -> asyncio.Future[list[str]] | None:
+        """Past the cap a message is acknowledged and recorded as rejected, not answered:
+        queuing it for later would still be hours of model calls for one chat. The user
+        is told once per burst (until the chat's queue empties), at once, not queued."""
+        fresh = await self.store.inbox_reject(
+            inbound.key, inbound.external_id, "over_queue_cap", inbound.ts
+        )
+        if not fresh:  # a redelivery of something already in
+            return await self._redelivered(inbound)
+        log.info("over_queue_cap", key=inbound.key, cap=self.settings.max_queued_per_chat)
+        texts: list[str] = []
+        if inbound.key not in self._slowed:
+            self._slowed.add(inbound.key)
+            texts = [t(self.language, "slow_down", count=self.serial.waiting(inbound.key))]
+            await self._deliver(inbound.key, texts)
+        done: asyncio.Future[list[str]] = asyncio.get_running_loop().create_future()
+        done.set_result(texts)
+        return done
 
     async def _redelivered(self, inbound: Inbound) -> asyncio.Future[list[str]] | None:
         """A redelivery is normally ignored. But if its entry is unfinished and nobody here
@@ -165,6 +187,8 @@ class ConversationHandler:
             return await self._process_entry(entry)
         finally:
             self._states.pop(entry.id, None)
+            if not self.serial.waiting(entry.key):  # the burst is over
+                self._slowed.discard(entry.key)
             if entry.id not in self._later:
                 self._queued.discard(entry.id)
             structlog.contextvars.unbind_contextvars("key")
@@ -219,7 +243,7 @@ class ConversationHandler:
         # Debug is decided now, not at intake: "/debug on" and the next message may arrive
         # in one batch, and that message must already be a dry run.
         prepared = await self.engine.prepare(
-            entry.key, text, state=self._states.pop(entry.id, None)
+            entry.key, text, state=self._states.pop(entry.id, None), user=entry.user
         )
         if prepared.dry_run:
             return [render_debug(prepared, self.language)], False

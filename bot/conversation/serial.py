@@ -60,6 +60,10 @@ class KeyedSerial:
                     future.cancel()
                 self._queues.pop(key, None)
 
+    def waiting(self, key: str) -> int:
+        """How many jobs of `key` wait behind the running one."""
+        return len(self._queues.get(key, ()))
+
     def idle(self, key: str) -> bool:
         """Nothing of `key` is queued or running."""
         return key not in self._queues

@@ -21,6 +21,12 @@ TEXTS: dict[str, dict[str, str]] = {
         "forget_confirm": "Esto borrará para siempre todo lo que guardé de esta conversación. "
         "Para confirmar, escribe: /forget confirm",
         "forget_done": "Borré todos tus datos. Si me escribes de nuevo, empezaremos de cero.",
+        "slow_down": "Vas muy rápido: tengo {count} mensajes tuyos pendientes. Espera mis "
+        "respuestas; lo que envíes hasta entonces no lo leeré.",
+        "forget_not_admin": "En un grupo, solo un administrador del grupo (o un operador) "
+        "puede borrar la conversación de todos.",
+        "forget_pending": "Eliminé tus datos de la conversación; las últimas copias se "
+        "borrarán en breve, en cuanto termine una lectura en curso.",
         "summary_empty": "Todavía no hemos hablado de nada en esta conversación, así que no "
         "hay nada que recordar aún.",
         "summary_none": "Aún no tengo un resumen: recuerdo palabra por palabra todo lo que "
@@ -71,6 +77,12 @@ TEXTS: dict[str, dict[str, str]] = {
         "forget_confirm": "This will permanently erase everything I stored about this "
         "conversation. To confirm, send: /forget confirm",
         "forget_done": "I erased all your data. If you write again, we start from scratch.",
+        "slow_down": "You are going too fast: {count} of your messages are waiting. Wait for "
+        "my replies; I will not read what you send until then.",
+        "forget_not_admin": "In a group, only a group administrator (or an operator) can "
+        "erase everyone's conversation.",
+        "forget_pending": "I deleted your data from the conversation; the last copies will "
+        "be wiped shortly, as soon as a read in progress ends.",
         "summary_empty": "We haven't talked about anything in this conversation yet, so there "
         "is nothing to remember so far.",
         "summary_none": "I have no summary yet: I remember everything we said so far word for "

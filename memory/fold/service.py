@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Literal
 
 import structlog
 
@@ -30,6 +31,21 @@ REBUILD_BATCH = 24  # exchanges per summarizer call when rebuilding from raw
 FAILURE_COOLDOWN_S = 30.0  # after a summary-model error, background folds pause this long
 PIN_EXCHANGES = 10  # the opening exchanges whose facts are pinned in the summary
 PINNED_KINDS = IDENTITY_KINDS | {"amount", "date"}
+
+
+Failure = Literal["model_failed", "rejected"]
+
+
+@dataclass(frozen=True, slots=True)
+class Rebuilt:
+    """What a rebuild did: the version written, or why not (`detail`: the model error's
+    kind, the guard's reason); `current`: the summary version now (after a lost race,
+    the one the other fold wrote)."""
+
+    version: SummaryVersion | None
+    cause: Literal["written", "unknown_key", "nothing_pending", "lost_race"] | Failure
+    detail: str = ""
+    current: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,36 +165,70 @@ class FoldService:
 
     async def rebuild(self, key: str) -> SummaryVersion | None:
         """Rebuild the current episode's summary from raw exchanges (`ventana resummarize`)."""
-        async with self._key_lock(key):
-            state = await self.store.peek_state(key, self.window)
-            return await self._rebuild(state) if state else None
+        return (await self.rebuild_report(key, attempts=1)).version
+
+    async def rebuild_report(
+        self, key: str, *, attempts: int = 3, backoff_s: float = 0.2
+    ) -> Rebuilt:
+        """`rebuild` with the real cause when nothing is written, retried when another fold
+        (the bot's own, in another process: our key lock is per process) wrote first."""
+        result = Rebuilt(None, "unknown_key")
+        for attempt in range(attempts):
+            async with self._key_lock(key):
+                state = await self.store.peek_state(key, self.window)
+                if state is None:
+                    return Rebuilt(None, "unknown_key")
+                result = await self._rebuild_why(state)
+                if result.cause == "lost_race":
+                    now = await self.store.peek_state(key, self.window)
+                    current = now.summary.version if now and now.summary else 0
+                    result = Rebuilt(None, "lost_race", current=current)
+            if result.cause != "lost_race" or attempt + 1 == attempts:
+                return result
+            log.info("rebuild_retried", key=key, attempt=attempt + 1)
+            await asyncio.sleep(backoff_s * (attempt + 1))
+        return result
 
     async def _rebuild(self, state: TurnState) -> SummaryVersion | None:
+        return (await self._rebuild_why(state)).version
+
+    async def _rebuild_why(self, state: TurnState) -> Rebuilt:
         """Fold every signal exchange older than the window from scratch, in batches."""
+        current = state.summary.version if state.summary else 0
         upto = state.window[0].id if state.window else None
         exchanges = await self.store.signal_exchanges(state.episode.id, 0, upto)
         if not exchanges:
-            return None
+            return Rebuilt(None, "nothing_pending", current=current)
         draft = _Draft("", 0, 0, ())
         opening = await self.store.signal_exchanges(state.episode.id, 0, limit=PIN_EXCHANGES)
         pinned = _pinned(opening)
         for start in range(0, len(exchanges), REBUILD_BATCH):
-            step = await self._summarize(
-                state.key, draft.text, exchanges[start : start + REBUILD_BATCH], pinned
-            )
-            if step is None:
-                return None
+            batch = exchanges[start : start + REBUILD_BATCH]
+            step = await self._summarize_or_why(state.key, draft.text, batch, pinned)
+            if not isinstance(step, _Draft):
+                return Rebuilt(None, step[0], detail=step[1], current=current)
             draft = _Draft(
                 step.text,
                 draft.input_tokens + step.input_tokens,
                 draft.output_tokens + step.output_tokens,
                 step.dropped,
             )
-        return await self._write(state, draft, exchanges, rebuilt=True)
+        written = await self._write(state, draft, exchanges, rebuilt=True)
+        if written is None:
+            return Rebuilt(None, "lost_race", current=current)
+        return Rebuilt(written, "written", current=written.version)
 
     async def _summarize(
         self, key: str, previous: str, batch: Sequence[Exchange], pinned: frozenset[Fact]
     ) -> _Draft | None:
+        step = await self._summarize_or_why(key, previous, batch, pinned)
+        return step if isinstance(step, _Draft) else None
+
+    async def _summarize_or_why(
+        self, key: str, previous: str, batch: Sequence[Exchange], pinned: frozenset[Fact]
+    ) -> _Draft | tuple[Failure, str]:
+        """The draft, or why there is none: the model failed (its error kind) or the
+        fact guard rejected what it wrote (the reason)."""
         try:
             outcome = await fold_text(
                 self.summarizer,
@@ -192,13 +242,13 @@ class FoldService:
         except ProviderError as exc:
             log.warning("fold_failed", key=key, error=exc.kind, exchanges=len(batch))
             self._cooldown_until = time.monotonic() + FAILURE_COOLDOWN_S
-            return None
+            return "model_failed", exc.kind
         self.calls += outcome.calls
         self.input_tokens += outcome.input_tokens
         self.output_tokens += outcome.output_tokens
         if outcome.rejected:
             log.warning("fold_rejected", key=key, reason=outcome.rejected, exchanges=len(batch))
-            return None
+            return "rejected", str(outcome.rejected)
         if outcome.dropped:
             # Kinds at info, values (user data) only at debug.
             kinds = sorted({f.kind for f in outcome.dropped})

@@ -57,7 +57,7 @@ class NewSummary:
 @dataclass(frozen=True, slots=True)
 class Intake:
     """What `begin_turn` did: `entry` is the new inbox entry, None for a redelivery or
-    when `debug` (the key is in debug mode and nothing was stored)."""
+    when `debug` (the sender has debug on for the key and nothing was stored)."""
 
     entry: InboxEntry | None
     debug: bool = False
@@ -124,7 +124,11 @@ class ConversationStore(Protocol):
         ...
 
     async def summaries(self, episode_id: int) -> list[SummaryVersion]: ...
-    async def set_debug(self, key: str, on: bool, at: datetime) -> None: ...
+    async def set_debug(self, key: str, on: bool, at: datetime, user: str) -> None:
+        """Switch debug on or off for `user`'s own messages in `key` (a shared group is one
+        key: the other members keep getting normal replies)."""
+        ...
+
     # episodes (through `memory.episodes.Episodes`)
     async def start_episode(
         self, session_id: int, opened_by: str, signals: dict[str, object] | None, at: datetime
@@ -139,7 +143,14 @@ class ConversationStore(Protocol):
 
     async def episodes(self, key: str) -> list[Episode]: ...
     async def forget(self, key: str) -> int:
-        """Erase every row of `key` for real; how many session and inbox rows went."""
+        """Delete every row of `key`; how many session and inbox rows went. Copies a
+        backend still keeps (SQLite's WAL while a reader holds an old snapshot) are
+        wiped as soon as they can be, in the background: see `erased`."""
+        ...
+
+    async def erased(self, wait_s: float = 0.0) -> bool:
+        """True once every forgotten row is gone for real (no byte left anywhere the
+        backend stores data), waiting up to `wait_s` seconds for that; never blocks writes."""
         ...
 
     # operators

@@ -35,6 +35,7 @@ KNOWN = {
     "setMyCommands",
     "deleteWebhook",
     "setWebhook",
+    "getChatMember",
 }
 
 
@@ -58,6 +59,7 @@ class FakeBotAPI:
     errors: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     on_get_updates: Callable[[int | None], Awaitable[None]] | None = None
     next_update_id: int = 1000
+    admins: dict[int, str] = field(default_factory=dict)  # user id → "creator"/"administrator"
     next_message_id: int = 1
     _wake: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -190,6 +192,22 @@ class FakeBotAPI:
 
     async def _setWebhook(self, _: dict[str, str]) -> bool:
         return True
+
+    async def _getChatMember(self, params: dict[str, str]) -> dict[str, Any]:
+        """A member's status in a chat: `admins` names the creator and administrators."""
+        user_id = int(params["user_id"])
+        user = {"id": user_id, "is_bot": False, "first_name": f"user{user_id}"}
+        status = self.admins.get(user_id, "member")
+        member: dict[str, Any] = {"user": user, "status": status}
+        if status == "creator":
+            member["is_anonymous"] = False
+        elif status == "administrator":
+            rights = ("can_be_edited", "is_anonymous", "can_manage_chat", "can_delete_messages",
+                      "can_manage_video_chats", "can_restrict_members", "can_promote_members",
+                      "can_change_info", "can_invite_users", "can_post_stories",
+                      "can_edit_stories", "can_delete_stories")  # fmt: skip
+            member.update(dict.fromkeys(rights, False))
+        return member
 
 
 @dataclass

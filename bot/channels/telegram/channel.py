@@ -31,6 +31,7 @@ from telegram.ext import Application
 from telegram.request import BaseRequest
 
 from bot.app import App
+from bot.channels.telegram.admins import TelegramAdmins
 from bot.channels.telegram.convert import (
     ALLOWED_UPDATES,
     UNKNOWN_KEY,
@@ -100,6 +101,7 @@ class TelegramChannel:
         bot = self.application.bot
         self.me = BotIdentity(bot.id, bot.username)
         self.app.handler.register(CHANNEL, self.outbox)
+        self.app.handler.commands.admins[CHANNEL] = TelegramAdmins(bot)
         await set_commands(self.application.bot, self.app.settings)
         await self.app.handler.recover(CHANNEL)
         if self.webhook_mode:

@@ -98,6 +98,8 @@ class GroupCommitWriter:
         self._checkpointing: asyncio.Task[None] | None = None
         self._since_checkpoint = 0  # batches committed since the last checkpoint
         self.checkpoints = 0
+        self._erasures = 0  # deletes whose WAL copies must go (see `_wipe_soon`)
+        self._wiping: asyncio.Task[None] | None = None  # retries while a reader holds on
 
     async def close(self) -> None:
         """Commit what is queued, then close every connection. A cancel meanwhile (Ctrl-C
@@ -113,6 +115,9 @@ class GroupCommitWriter:
                 await asyncio.wait([committer])
             if self._checkpointing is not None:
                 await asyncio.wait([self._checkpointing])
+            if self._wiping is not None:  # the last connection to close removes the WAL
+                self._wiping.cancel()
+                await asyncio.wait([self._wiping])
             if self._c is not None:
                 await self._c.close()
             if self._r is not self._w:
@@ -232,6 +237,55 @@ class GroupCommitWriter:
             log.warning("wal_checkpoint_failed", error=repr(exc))
         finally:
             self._checkpointing = None
+
+    # -- erasure: no byte left in the WAL -----------------------------------------------
+
+    async def _wipe_soon(self) -> None:
+        """After a delete that must leave no byte behind: a TRUNCATE checkpoint that waits
+        for nobody (the writer is never held up); while a reader's old snapshot prevents
+        it, retries with backoff in the background until it succeeds."""
+        if self._c is None:  # in memory: no file holds a copy
+            return
+        self._erasures += 1
+        if self._wiping is None and not await self._truncate() and self._wiping is None:
+            self._wiping = asyncio.create_task(self._keep_wiping(), name="sqlite-wipe")
+
+    async def wiped(self, wait_s: float = 0.0) -> bool:
+        """Whether every erased row is gone from the files too, waiting up to `wait_s`."""
+        task = self._wiping
+        if task is not None and wait_s > 0:
+            await asyncio.wait([task], timeout=wait_s)
+        return self._wiping is None
+
+    async def _truncate(self) -> bool:
+        """One non-blocking attempt; True when the WAL was emptied after every erasure."""
+        assert self._c is not None
+        wanted = self._erasures
+        try:
+            busy = await _on_thread(self._c, _truncate_wal)
+        except sqlite3.Error as exc:
+            log.info("wal_wipe_busy", error=repr(exc))
+            return False
+        return not busy and wanted == self._erasures
+
+    async def _keep_wiping(self) -> None:
+        delay, attempts = 0.05, 1
+        try:
+            while not await self._truncate():
+                await asyncio.sleep(delay)
+                delay, attempts = min(delay * 2, 2.0), attempts + 1
+            log.info("wal_wiped", attempts=attempts)
+        finally:
+            self._wiping = None
+
+
+def _truncate_wal(db: sqlite3.Connection) -> bool:
+    """`wal_checkpoint(TRUNCATE)` with no busy wait; True when something was in the way
+    (a reader on an old snapshot, a writer mid-commit). Passive checkpoints on this
+    connection never wait either, so the timeout stays 0."""
+    db.execute("PRAGMA busy_timeout = 0")
+    busy, _log, _copied = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    return bool(busy)
 
 
 def _settle(batch: Sequence[tuple[Write, asyncio.Future[Any]]], results: list[Any]) -> None:

@@ -26,7 +26,8 @@ from memory.types import Episode, Exchange, SummaryVersion, TurnState
 # Session, current episode, latest summary version and the newest reply of either kind
 # (two index seeks on exchanges_window, not a scan), in one statement.
 _STATE_SQL = (
-    "SELECT s.id AS session_id, s.debug AS debug, s.last_activity_at AS last_activity_at,"
+    "SELECT s.id AS session_id, s.debug AS debug, s.debug_users AS debug_users,"
+    " s.last_activity_at AS last_activity_at,"
     f" {columns(EPISODE_COLS, 'e', 'e_')},"
     " (SELECT x.reply_text FROM exchanges x WHERE x.id = MAX("
     "   COALESCE((SELECT MAX(id) FROM exchanges WHERE episode_id = e.id AND signal = 0), 0),"
@@ -91,6 +92,7 @@ def peek_state(db: sqlite3.Connection, *, key: str, window: int) -> TurnState | 
         if row["last_activity_at"]
         else None,
         last_reply=row["last_reply"],
+        debug_users=debug_users(row["debug_users"]),
     )
 
 
@@ -228,6 +230,20 @@ def undo_reset(
     )
 
 
-def set_debug(db: sqlite3.Connection, *, key: str, on: bool, at: datetime) -> None:
+def debug_users(stored: str | None) -> frozenset[str]:
+    return frozenset(json.loads(stored)) if stored else frozenset()
+
+
+def set_debug(db: sqlite3.Connection, *, key: str, on: bool, at: datetime, user: str) -> None:
+    """Add or remove `user` from the key's debug operators; `debug` says whether any is left."""
     ensure_session(db, key=key, at=at)
-    db.execute("UPDATE sessions SET debug = ? WHERE key = ?", (int(on), key))
+    row = one(db, "SELECT debug_users FROM sessions WHERE key = ?", (key,))
+    users = (
+        debug_users(row["debug_users"]) | {user}
+        if on
+        else debug_users(row["debug_users"]) - {user}
+    )
+    db.execute(
+        "UPDATE sessions SET debug = ?, debug_users = ? WHERE key = ?",
+        (int(bool(users)), json.dumps(sorted(users)) if users else None, key),
+    )

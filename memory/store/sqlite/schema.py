@@ -118,7 +118,14 @@ def inbox_rejected_reason(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE inbox ADD COLUMN reason TEXT")
 
 
-# Append new migrations above this line; `usage` stays last until the next one.
+@migration
+def debug_per_operator(db: sqlite3.Connection) -> None:
+    """Debug is per (key, operator): the operators who switched it on, as a JSON list. A
+    flag set before this migration names nobody, so it is cleared (a dry run for whom?)."""
+    db.execute("ALTER TABLE sessions ADD COLUMN debug_users TEXT")
+    db.execute("UPDATE sessions SET debug = 0")
+
+
 @migration
 def usage(db: sqlite3.Connection) -> None:
     """Provider-reported usage of each chat call and fold (`memory.store.sqlite.usage`)."""

@@ -194,8 +194,8 @@ class SQLiteStore(GroupCommitWriter):
     async def summaries(self, episode_id: int) -> list[SummaryVersion]:
         return await self._read(partial(queries.summaries, episode_id=episode_id))
 
-    async def set_debug(self, key: str, on: bool, at: datetime) -> None:
-        await self._atomic(partial(queries.set_debug, key=key, on=on, at=at))
+    async def set_debug(self, key: str, on: bool, at: datetime, user: str) -> None:
+        await self._atomic(partial(queries.set_debug, key=key, on=on, at=at, user=user))
 
     # -- episodes and erasure ---------------------------------------------------------------
 
@@ -215,11 +215,16 @@ class SQLiteStore(GroupCommitWriter):
         return await self._read(partial(admin.episodes, key=key))
 
     async def forget(self, key: str) -> int:
-        """Erase every row of `key` for real: secure_delete zeroes freed pages and the WAL
-        is checkpointed and truncated, so no byte of it is left in the database files."""
+        """Erase every row of `key`: secure_delete zeroes the freed pages at once; the
+        copies still in the WAL go when it is checkpointed and truncated, in the
+        background (`erased` says when), since a reader holding an old snapshot may
+        prevent that for as long as it stays open."""
         removed = await self._atomic(partial(writes.forget, key=key))
-        await self._exclusive(partial(admin.one_value, sql="PRAGMA wal_checkpoint(TRUNCATE)"))
+        await self._wipe_soon()
         return removed
+
+    async def erased(self, wait_s: float = 0.0) -> bool:
+        return await self.wiped(wait_s)
 
     # -- operators --------------------------------------------------------------------------
 

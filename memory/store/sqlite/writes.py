@@ -12,7 +12,14 @@ from dataclasses import replace
 from datetime import datetime
 
 from memory.store.conversation import Intake, NewExchange, NewSummary
-from memory.store.sqlite.queries import ensure_session, iso, new_session, one, peek_state
+from memory.store.sqlite.queries import (
+    debug_users,
+    ensure_session,
+    iso,
+    new_session,
+    one,
+    peek_state,
+)
 from memory.store.sqlite.rows import SUMMARY_COLS
 from memory.store.sqlite.usage import record_chat_usage, record_fold_usage
 from memory.types import Episode, InboxEntry, SummaryVersion, TopicDecision, TurnState
@@ -51,11 +58,12 @@ def inbox_add(db: sqlite3.Connection, *, entry: InboxEntry) -> InboxEntry | None
 
 
 def begin_turn(db: sqlite3.Connection, *, entry: InboxEntry, window: int) -> Intake:
-    """Nothing for a key in debug mode; else the inbox entry and the key's state (built
-    without reading for a new key, whose session and first episode are created here)."""
+    """Nothing when the sender has debug on for the key (debug is per operator); else the
+    inbox entry and the key's state (built without reading for a new key, whose session
+    and first episode are created here)."""
     key, at = entry.key, entry.received_at
-    session = one(db, "SELECT debug, current_episode_id FROM sessions WHERE key = ?", (key,))
-    if session is not None and session["debug"]:
+    session = one(db, "SELECT debug_users, current_episode_id FROM sessions WHERE key = ?", (key,))
+    if session is not None and entry.user in debug_users(session["debug_users"]):
         return Intake(None, debug=True)
     added = inbox_add(db, entry=entry)
     if added is None:

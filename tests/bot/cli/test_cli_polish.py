@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -87,7 +88,40 @@ def test_forget_unknown_key_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
     assert _main("forget", "typo:1") == 1
     assert "unknown session key 'typo:1'" in capsys.readouterr().err
     assert _main("forget", "console:real") == 0
+    assert "erased console:real" in capsys.readouterr().out
     assert _main("forget", "console:real") == 1
+
+
+def test_resummarize_says_the_real_cause(capsys: pytest.CaptureFixture[str]) -> None:
+    """`resummarize` of a chat whose exchanges all fit in the window says nothing is
+    pending (not "or the summary model failed"); an unknown key is named as such."""
+    asyncio.run(_say("console:tiny", "hello"))
+    assert _main("resummarize", "console:tiny") == 1
+    err = capsys.readouterr().err
+    assert "nothing to summarize: every exchange is still in the window" in err
+    assert "model failed" not in err
+    assert _main("resummarize", "typo:9") == 1
+    assert "unknown session key" in capsys.readouterr().err
+
+
+def test_forget_with_a_reader_holding_on_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With a reader on an old snapshot, `forget` exits 0 saying the rows are deleted and
+    the last copies go when the reader closes, after a bounded wait; never "erased"."""
+    asyncio.run(_say("console:held", "hello HELD-MARK"))
+    reader = sqlite3.connect(tmp_path / "polish.db", isolation_level=None)
+    reader.execute("BEGIN")
+    reader.execute("SELECT COUNT(*) FROM exchanges").fetchall()
+    try:
+        assert _main("forget", "console:held", "--wait", "0.3") == 0
+    finally:
+        reader.execute("ROLLBACK")
+        reader.close()
+    out = capsys.readouterr().out
+    assert "deleted console:held" in out
+    assert "the last copies will be wiped when the reader closes" in out
+    assert "erased" not in out
 
 
 @pytest.mark.parametrize("flag", ["--out", "--contexts", "--chart"])

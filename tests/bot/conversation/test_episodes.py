@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from pathlib import Path
 
+from bot.conversation.texts import t
 from tests.bot.conversation.conftest import MakeApp, inbound
 from tests.support.fakes import FakeSummarizer, ScriptedChatModel
 
@@ -84,6 +86,29 @@ async def test_forget_leaves_no_row_and_no_byte(make_app: MakeApp, tmp_path: Pat
     assert all(not exported[t] for t in ("episodes", "exchanges", "summaries", "inbox"))
     assert b"MARKER" not in _files(db)
     assert await app.store.peek_state("whatsapp:999", 1) is not None
+
+
+async def test_forget_with_a_reader_holding_on_says_it_is_not_done_yet(
+    make_app: MakeApp, tmp_path: Path
+) -> None:
+    """/forget while a reader holds an old snapshot answers "shortly", never "erased";
+    another chat is answered meanwhile; when the reader closes no byte is left."""
+    db = tmp_path / "held.db"
+    app = await make_app(ScriptedChatModel(default="ok"), db=db, topic_detection="off")
+    await app.handler.handle(inbound("whatsapp:347", "MARKER-HELD mi teléfono es 600"))
+    reader = sqlite3.connect(db, isolation_level=None)
+    reader.execute("BEGIN")
+    reader.execute("SELECT COUNT(*) FROM exchanges").fetchall()
+    (reply,) = await app.handler.handle(inbound("whatsapp:347", "/forget confirm"))
+    assert reply == t("es", "forget_pending")
+    assert "Borré" not in reply
+    assert b"MARKER-HELD" in _files(db)
+    async with asyncio.timeout(2):
+        assert await app.handler.handle(inbound("whatsapp:998", "hola")) == ["ok 2"]
+    reader.execute("ROLLBACK")
+    reader.close()
+    assert await app.store.erased(wait_s=5)
+    assert b"MARKER-HELD" not in _files(db)
 
 
 async def test_fold_running_during_forget_writes_nothing(make_app: MakeApp) -> None:

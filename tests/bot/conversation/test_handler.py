@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bot.channels.console import run_console
+from bot.conversation.texts import t
 from providers.base import ChatRequest
 from providers.offline import OfflineChatModel
 from tests.bot.conversation.conftest import MakeApp, inbound
@@ -302,3 +303,37 @@ async def test_state_read_at_intake_is_used_only_for_an_idle_chat(make_app: Make
     assert reads == ["console:s"], "only the queued message read its state again"
     second_request = model.requests[-1]
     assert [m.content for m in second_request.messages][-3:-1] == ["uno", "ok 1"]
+
+
+async def test_one_chat_cannot_queue_past_the_cap(make_app: MakeApp) -> None:
+    """With 3 waiting, more messages of that chat are recorded as rejected (over_queue_cap),
+    not answered; the user is told to slow down once per burst, at once; other chats and
+    everything already queued are answered; the next burst is told again."""
+    gate = asyncio.Event()
+    model = ScriptedChatModel(gate=gate)
+    app = await make_app(model, max_queued_per_chat=3, topic_detection="off")
+    sent: list[str] = []
+    app.handler.register("console", _Collect(sent))
+    futures = [
+        await app.handler.submit(inbound("console:q", f"Q{i}", ext=f"q{i}")) for i in range(9)
+    ]
+    assert all(f is not None for f in futures)
+    assert sent == [t("es", "slow_down", count=3)]  # one notice, before any reply
+    rejected = await app.store.inbox_get("console:q", "q8")
+    assert rejected is not None
+    assert rejected.status == "rejected"
+    other = await app.handler.submit(inbound("console:o", "O1"))
+    assert other is not None
+    gate.set()
+    await app.handler.drain()
+    stored = [e.user_text for e in await app.store.all_exchanges("console:q")]
+    assert stored == ["Q0", "Q1", "Q2", "Q3"]  # one running and three waiting
+    assert [e.user_text for e in await app.store.all_exchanges("console:o")] == ["O1"]
+    assert sent.count(t("es", "slow_down", count=3)) == 1
+    gate.clear()
+    for i in range(9, 14):
+        await app.handler.submit(inbound("console:q", f"Q{i}", ext=f"q{i}"))
+    assert sent.count(t("es", "slow_down", count=3)) == 2  # a new burst, told again
+    gate.set()
+    await app.handler.drain()
+    assert app.handler._slowed == set()  # nothing kept once the queue is empty

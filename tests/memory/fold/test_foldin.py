@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 import structlog.testing
@@ -117,6 +118,54 @@ async def test_resummarize_on_demand(rig: Rig) -> None:
     assert version is not None
     assert version.version == before.summary.version + 1
     assert rig.summarizer.calls[-1][0] == ""
+
+
+class _RacingSummarizer(FakeSummarizer):
+    """Each of its first `races` calls lets "another process" write a summary version
+    first (the bot's own fold, racing `ventana resummarize`)."""
+
+    def __init__(self, store: SQLiteStore, races: int) -> None:
+        super().__init__()
+        self.store, self.races = store, races
+
+    async def summarize(self, previous: str, exchanges: Any, **kw: Any) -> Any:
+        if self.races > 0:
+            self.races -= 1
+            state = await self.store.peek_state(KEY, 2)
+            assert state is not None
+            base = state.summary.version if state.summary else 0
+            checkpoint = state.summary.checkpoint if state.summary else 0
+            rival = NewSummary(
+                state.episode.id, base, "rival", checkpoint, "fold-v1", "other", 1, checkpoint,
+                1, 1, T0,
+            )  # fmt: skip
+            await self.store.write_summary(rival)
+        return await super().summarize(previous, exchanges, **kw)
+
+
+async def test_resummarize_retries_a_lost_race_and_says_why_it_did_not(rig: Rig) -> None:
+    """A rebuild that loses to another fold is retried and then written; one that keeps
+    losing says so with the version now; a model failure names its kind; a chat whose
+    exchanges all fit in the window has nothing pending; an unknown key is said so."""
+    await _turns(rig, 6)
+    rig.folds.summarizer = _RacingSummarizer(rig.store, races=1)
+    done = await rig.folds.rebuild_report(KEY, backoff_s=0)
+    assert done.cause == "written"
+    assert done.version is not None
+    assert done.version.model == "fake-summary"
+    rig.folds.summarizer = _RacingSummarizer(rig.store, races=5)
+    lost = await rig.folds.rebuild_report(KEY, attempts=3, backoff_s=0)
+    now = await rig.store.peek_state(KEY, 2)
+    assert now is not None
+    assert now.summary is not None
+    assert (lost.cause, lost.version, lost.current) == ("lost_race", None, now.summary.version)
+    rig.folds.summarizer = FakeSummarizer(fail=True)
+    failed = await rig.folds.rebuild_report(KEY, backoff_s=0)
+    assert (failed.cause, failed.detail) == ("model_failed", "provider_error")
+    assert (await rig.folds.rebuild_report("console:nobody")).cause == "unknown_key"
+    await rig.engine.prepare("console:short", "hola")
+    short = await rig.folds.rebuild_report("console:short")
+    assert (short.cause, short.current) == ("nothing_pending", 0)
 
 
 async def test_context_too_long_folds_and_retries_once(rig: Rig) -> None:

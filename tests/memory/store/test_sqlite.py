@@ -356,3 +356,39 @@ async def test_rows_are_read_by_column_name(tmp_path: Path) -> None:
             assert conn.row_factory is sqlite3.Row
     finally:
         await store.close()
+
+
+async def test_forget_with_a_reader_holding_a_snapshot_claims_nothing_early(
+    tmp_path: Path,
+) -> None:
+    """While a reader holds an old snapshot, forget deletes the rows but `erased` stays
+    False and the WAL still holds the marker; another chat's write completes promptly
+    meanwhile; once the reader lets go, the background wipe leaves no byte of it."""
+    path = tmp_path / "held.db"
+    store = await SQLiteStore.open(path)
+    try:
+        for i in range(5):
+            await store.begin_turn(
+                "whatsapp:1", f"m{i}", "whatsapp:1", "text", f"WIPE-ME-{i}", T0, 6
+            )
+        await store.begin_turn("whatsapp:2", "o0", "whatsapp:2", "text", "other", T0, 6)
+        reader = sqlite3.connect(path, isolation_level=None)
+        reader.execute("BEGIN")
+        reader.execute("SELECT COUNT(*) FROM inbox").fetchall()  # holds its snapshot
+        started = asyncio.get_running_loop().time()
+        assert await store.forget("whatsapp:1") >= 5
+        assert not await store.erased(wait_s=0.2)
+        assert b"WIPE-ME" in _files(path)
+        await store.begin_turn("whatsapp:2", "o1", "whatsapp:2", "text", "still fast", T0, 6)
+        assert asyncio.get_running_loop().time() - started < 2.0  # not the 5 s busy timeout
+        reader.execute("ROLLBACK")
+        reader.close()
+        assert await store.erased(wait_s=5.0)
+        assert b"WIPE-ME" not in _files(path)
+        assert await store.inbox_get("whatsapp:2", "o1") is not None
+    finally:
+        await store.close()
+
+
+def _files(db: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in db.parent.glob(db.name + "*"))

@@ -221,11 +221,38 @@ async def test_intake_state_is_the_stored_state(store: Store) -> None:
 async def test_begin_turn_stores_nothing_for_a_key_in_debug_mode(store: Store) -> None:
     """A key in debug mode is a dry run: `begin_turn` writes no inbox entry, while
     `inbox_add` (a command) still stores its message."""
-    await store.set_debug("telegram:42", True, T0)
+    await store.set_debug("telegram:42", True, T0, "telegram:42")
     dry = await store.begin_turn("telegram:42", "m1", "telegram:42", "text", "hola", T0, 6)
     assert (dry.entry, dry.debug) == (None, True)
     assert await store.inbox_get("telegram:42", "m1") is None
     assert await store.inbox_add("telegram:42", "m2", "telegram:42", "text", "/debug", T0)
+
+
+async def test_debug_is_per_operator_within_a_key(store: Store) -> None:
+    """In a shared key, debug is the operator's alone: another member's message is stored
+    as usual; the state names who has debug on; switching off removes only that one."""
+    group = "telegram:-100"
+    await store.set_debug(group, True, T0, "telegram:1")
+    member = await store.begin_turn(group, "m1", "telegram:43", "text", "hola", T0, 6)
+    assert member.entry is not None
+    assert not member.debug
+    assert member.state is not None
+    assert member.state.debug_users == {"telegram:1"}
+    assert not member.state.debug_for("telegram:43")
+    await store.set_debug(group, True, T0, "telegram:2")
+    await store.set_debug(group, False, T0, "telegram:1")
+    state = await store.peek_state(group, 6)
+    assert state is not None
+    assert state.debug_users == {"telegram:2"}
+    again = await store.begin_turn(group, "m2", "telegram:1", "text", "otra", T0, 6)
+    assert again.entry is not None
+
+
+async def test_erased_is_true_once_nothing_is_left(store: Store) -> None:
+    """With no reader in the way, a forget is erased for real as soon as it returns."""
+    await add(store, "telegram:44", 3)
+    assert await store.forget("telegram:44") >= 1
+    assert await store.erased()
 
 
 async def test_peek_for_fold_is_the_state_and_the_opening(store: Store) -> None:

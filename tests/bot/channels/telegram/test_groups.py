@@ -125,3 +125,57 @@ def test_strip_mention_leaves_other_handles_alone() -> None:
     assert strip_mention("hi @ventana_bot!", "ventana_bot") == "hi !"
     assert strip_mention("@ventana_botanist ok", "ventana_bot") == "@ventana_botanist ok"
     assert strip_mention("mail a@ventana_bot.com", "ventana_bot") == "mail a@ventana_bot.com"
+
+
+async def test_debug_in_a_shared_group_is_the_operators_alone(tmp_path: Path) -> None:
+    """After an operator's /debug on in a shared group, a member's mention gets a real,
+    stored reply with nothing of the debug view in it; the operator's next one is a dry run."""
+    async with telegram_bot(tmp_path / "v.db") as h:
+        f = h.fake
+        key = f"telegram:{GROUP}"
+        given = f"@{BOT_USERNAME} my phone is 600111222"
+        f.push(f.text(GROUP, given, user_id=43, entities=mention(given)))
+        await h.wait_replies(GROUP, 1)
+        f.push(f.text(GROUP, f"/debug@{BOT_USERNAME} on", user_id=1))
+        await h.wait_replies(GROUP, 2)
+        asked = f"@{BOT_USERNAME} when do you open?"
+        f.push(f.text(GROUP, asked, user_id=42, entities=mention(asked)))
+        replies = await h.wait_replies(GROUP, 3)
+        assert replies[1] == t("en", "debug_on")
+        assert replies[2] == "re: when do you open?"
+        assert "600111222" not in replies[2]
+        assert [r["user_text"] for r in await h.exchanges(key)][-1] == "when do you open?"
+        calls = len(h.model.requests)
+        probe = f"@{BOT_USERNAME} and on sunday?"
+        f.push(f.text(GROUP, probe, user_id=1, entities=mention(probe)))
+        replies = await h.wait_replies(GROUP, 4)
+        assert "600111222" in replies[3]  # the dry-run view shows what would be sent
+        assert len(h.model.requests) == calls
+        assert [r["user_text"] for r in await h.exchanges(key)][-1] == "when do you open?"
+
+
+async def test_forget_in_a_shared_group_needs_an_admin_or_an_operator(tmp_path: Path) -> None:
+    """A plain member's /forget in a shared group is refused and erases nothing; the
+    group's creator or an administrator (asked with getChatMember) may; so may an operator."""
+    async with telegram_bot(tmp_path / "v.db") as h:
+        f = h.fake
+        f.admins.update({50: "creator", 51: "administrator"})
+        key = f"telegram:{GROUP}"
+        said = f"@{BOT_USERNAME} remember 42"
+        f.push(f.text(GROUP, said, user_id=43, entities=mention(said)))
+        f.push(f.text(GROUP, f"/forget@{BOT_USERNAME} confirm", user_id=43))
+        replies = await h.wait_replies(GROUP, 2)
+        assert replies[1] == t("en", "forget_not_admin")
+        assert [r["user_text"] for r in await h.exchanges(key)] == ["remember 42"]
+        asked = [p["user_id"] for p in f.params_of("getChatMember")]
+        assert asked == ["43"]
+        f.push(f.text(GROUP, f"/forget@{BOT_USERNAME} confirm", user_id=51))
+        replies = await h.wait_replies(GROUP, 3)
+        assert replies[2] == t("en", "forget_done")
+        assert await h.exchanges(key) == []
+        for user in (50, 1):  # the creator; an operator (not asked: settings say so)
+            f.push(f.text(GROUP, f"@{BOT_USERNAME} again", user_id=43, entities=mention("x")))
+            f.push(f.text(GROUP, f"/forget@{BOT_USERNAME} confirm", user_id=user))
+        replies = await h.wait_replies(GROUP, 7)
+        assert replies[4] == replies[6] == t("en", "forget_done")
+        assert [p["user_id"] for p in f.params_of("getChatMember")] == ["43", "51", "50"]
