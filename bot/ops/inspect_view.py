@@ -65,6 +65,8 @@ async def collect(
     )  # fmt: skip
     tokens = dict(plan.tokens)
     tokens.pop("message", None)
+    tokens.pop("recall", None)  # recall depends on the message: none without one
+    indexed, index_bytes = await store.recall_index_size(key)
     tokens["total"] = sum(tokens[k] for k in ("system", "summary", "pending", "window"))
     sent = [int(x["prompt_tokens"]) for x in exchanges if x["prompt_tokens"]]
     return {
@@ -86,6 +88,7 @@ async def collect(
             "window": [_exchange(x) for x in state.window],
         },
         "noise": [_noise(x) for x in exchanges if not x["signal"]],
+        "recall_index": {"exchanges": indexed, "bytes_all_keys": index_bytes},
         "tokens": {
             "tokenizer": tokenizer.name,
             "budget": settings.context_tokens,
@@ -182,6 +185,11 @@ def render(data: dict[str, Any], console: Console) -> None:
     if data["noise"]:
         console.print(_noise_table(data["noise"]))
     console.print(_tokens_table(data["tokens"]))
+    idx = data["recall_index"]
+    console.print(
+        f"recall index: {idx['exchanges']:,} exchanges of this key · "
+        f"{idx['bytes_all_keys']:,} bytes (all keys)"
+    )
 
 
 def _episodes_table(episodes: list[dict[str, Any]]) -> Table:

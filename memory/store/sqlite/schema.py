@@ -12,6 +12,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import partial
 
+from memory.store.sqlite import recall_index as recall_index_tables
 from memory.store.sqlite.connection import in_transaction
 
 Migration = Callable[[sqlite3.Connection], None]
@@ -115,6 +116,12 @@ def episode_reopened_at(db: sqlite3.Connection) -> None:
 def inbox_rejected_reason(db: sqlite3.Connection) -> None:
     """Malformed input is kept as a `rejected` inbox row with its reason (for dedupe)."""
     db.execute("ALTER TABLE inbox ADD COLUMN reason TEXT")
+
+
+@migration
+def recall_index(db: sqlite3.Connection) -> None:
+    """The FTS5 recall shards (`recall_index`); filled on open by its backfill."""
+    recall_index_tables.create_tables(db)
 
 
 def _apply(db: sqlite3.Connection, number: int, name: str, apply: Migration) -> None:

@@ -12,6 +12,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from memory.store.conversation import Intake, NewExchange, NewSummary
+from memory.store.sqlite import recall_index
 from memory.store.sqlite.queries import ensure_session, iso, new_session, one, peek_state
 from memory.store.sqlite.rows import SUMMARY_COLS
 from memory.types import Episode, InboxEntry, SummaryVersion, TopicDecision, TurnState
@@ -97,6 +98,10 @@ def insert_exchange(db: sqlite3.Connection, *, new: NewExchange) -> int:
             db, entry_id=new.inbox_id, status="answered", replies=new.replies, at=new.created_at
         )
     assert cur.lastrowid is not None
+    if new.signal:  # noise is never indexed
+        recall_index.index_exchange(
+            db, cur.lastrowid, new.session_id, new.user_text, new.reply_text
+        )
     return cur.lastrowid
 
 
@@ -180,4 +185,5 @@ def inbox_reject(
 
 def forget(db: sqlite3.Connection, *, key: str) -> int:
     removed = db.execute("DELETE FROM inbox WHERE session_key = ?", (key,)).rowcount
+    recall_index.forget_key(db, key)
     return removed + db.execute("DELETE FROM sessions WHERE key = ?", (key,)).rowcount

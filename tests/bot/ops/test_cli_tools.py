@@ -59,7 +59,11 @@ def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object
 def test_inspect_json_shape(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """inspect --json lists episodes (how each began), summaries, window, noise and tokens."""
     data = run_json(capsys, "inspect", KEY, "--json")
-    assert set(data) == {"format", "key", "session", "episodes", "current", "noise", "tokens"}
+    assert set(data) == {
+        "format", "key", "session", "episodes", "current", "noise", "tokens", "recall_index"
+    }  # fmt: skip
+    assert data["recall_index"]["exchanges"] >= 1
+    assert data["recall_index"]["bytes_all_keys"] > 0
     episodes = data["episodes"]
     assert isinstance(episodes, list)
     assert len(episodes) == 2

@@ -119,3 +119,17 @@ async def test_non_operator_cannot_switch_debug_on(app: App) -> None:
     assert state is not None
     assert not state.debug
     assert len(model.requests) == 1
+
+
+async def test_debug_view_lists_recall_with_terms_and_score(app: App) -> None:
+    """The view lists each recalled exchange with its number, matched terms and score."""
+    early = "Mi router es el Zyxel XR-5521 con la IP fija 83.44.120.7"
+    await talk(app, [early, *[f"Pedido #PED-{n} por {n}0,00 €" for n in range(1, 9)]])
+    await talk(app, ["/debug on"], start=20)
+    view = (await talk(app, ["¿Qué IP fija tenía el router?"], start=30))[0][0]
+    assert "recuerdo: 1 intercambios antiguos en la petición" in view
+    assert "términos: ip, fij, rout" in view  # the stems that matched
+    assert "puntuación " in view
+    assert early in view
+    quiet = (await talk(app, ["Vale, gracias"], start=40))[0][0]
+    assert "recuerdo: nada" in quiet
