@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 import structlog
 
 from memory import noise
+from memory.carry_over import carry_over_block
 from memory.episodes import Episodes
 from memory.fold.service import FoldService
 from memory.policy import Assembly, FoldFirst, TooLarge, assemble, plan_request
@@ -49,6 +50,7 @@ class EngineConfig:
     sync_fold_seconds: float = 20.0  # all synchronous folding of one turn, together
     undo_seconds: float = 3600.0  # /undo reopens an automatic reset this recent
     recall_tokens: int = 1000  # the recall block's share of the budget; 0 = recall off
+    reset_carry: str = "identity"  # what an automatic reset carries over: identity or none
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +103,13 @@ class MemoryEngine:
         self.config = config
         self.topic = topic
         self.clock = clock
-        self.episodes = Episodes(store, folds, undo_within_s=config.undo_seconds, clock=clock)
+        self.episodes = Episodes(
+            store,
+            folds,
+            undo_within_s=config.undo_seconds,
+            clock=clock,
+            carry=config.reset_carry,
+        )
         self.observers: list[TurnObserver] = []  # replay reports, benchmarks
         # Provider-reported usage corrects our counts upward only: budgets stay conservative.
         self.calibration = UsageCalibration(low=1.0)
@@ -133,7 +141,9 @@ class MemoryEngine:
         decision = await self.topic(state, message, now)
         if decision.reset:
             if dry_run:
-                state = replace(state, summary=None, window=(), pending=())
+                carry = await self.episodes.carry_for(state)
+                episode = replace(state.episode, carry_over=carry)
+                state = replace(state, summary=None, window=(), pending=(), episode=episode)
             else:
                 state = await self.episodes.reset_automatically(
                     state, decision.reason, decision.signals, window=self.config.window, at=now
@@ -211,6 +221,7 @@ class MemoryEngine:
             recall=hits,
             recall_tokens=self.config.recall_tokens,
             recall_count=self.recall_costs,
+            carry_over=carry_over_block(state.episode.carry_over, self.config.language),
         )
 
     def _assemble(self, state: TurnState, message: str, hits: tuple[Hit, ...]) -> Assembly:
@@ -223,6 +234,7 @@ class MemoryEngine:
             count=self.count,
             budget=self.config.context_tokens,
             language=self.config.language,
+            carry_over=carry_over_block(state.episode.carry_over, self.config.language),
             recall=render(
                 hits, self.config.recall_tokens, self.recall_costs, self.config.language
             ),

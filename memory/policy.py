@@ -105,14 +105,18 @@ def assemble(
     budget: int,
     language: str,
     recall: RecallBlock = EMPTY,
+    carry_over: str = "",
 ) -> Assembly:
-    """Build the request as it stands, whether or not it fits."""
+    """Build the request as it stands, whether or not it fits: the system prompt, then
+    the memory block, the carry-over block and the recall block, each when present."""
     memo = memory_block(summary, language) if summary and summary.text.strip() else ""
     system = f"{system_prompt}\n\n{memo}" if memo else system_prompt
+    system = f"{system}\n\n{carry_over}" if carry_over else system
     system = f"{system}\n\n{recall.text}" if recall.text else system
     tokens = {
         "system": count(system_prompt),
         "summary": count(memo) if memo else 0,
+        "carry_over": count(carry_over) if carry_over else 0,
         "recall": recall.tokens,
         "pending": _cost(pending, count),
         "window": _cost(window, count),
@@ -139,6 +143,7 @@ def plan_request(
     recall: Sequence[Hit] = (),
     recall_tokens: int = 0,
     recall_count: Count | None = None,
+    carry_over: str = "",
 ) -> Plan:
     """Fit the request in `budget`: as is; else with less recall, then none (recall
     shrinks first); else fold pending; else fold the window's oldest exchanges; else,
@@ -155,6 +160,7 @@ def plan_request(
             budget=budget,
             language=language,
             recall=block,
+            carry_over=carry_over,
         )
 
     rc = recall_count or count  # recalled pieces come back turn after turn: a cached count
@@ -170,7 +176,7 @@ def plan_request(
         full = build(EMPTY)
         if full.total_tokens <= budget:
             return full
-    base = full.tokens["system"] + full.tokens["message"]
+    base = full.tokens["system"] + full.tokens["carry_over"] + full.tokens["message"]
     if base > budget:
         return TooLarge(base, budget)
     over = full.total_tokens - budget

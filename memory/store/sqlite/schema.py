@@ -124,6 +124,12 @@ def recall_index(db: sqlite3.Connection) -> None:
     recall_index_tables.create_tables(db)
 
 
+@migration
+def episode_carry_over(db: sqlite3.Connection) -> None:
+    """The identity facts an automatic reset carried into the episode (JSON pairs)."""
+    db.execute("ALTER TABLE episodes ADD COLUMN carry_over TEXT")
+
+
 def _apply(db: sqlite3.Connection, number: int, name: str, apply: Migration) -> None:
     apply(db)
     at = datetime.now(UTC).isoformat()

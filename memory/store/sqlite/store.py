@@ -223,10 +223,19 @@ class SQLiteStore(GroupCommitWriter):
     # -- episodes and erasure ---------------------------------------------------------------
 
     async def start_episode(
-        self, session_id: int, opened_by: str, signals: dict[str, object] | None, at: datetime
+        self,
+        session_id: int,
+        opened_by: str,
+        signals: dict[str, object] | None,
+        at: datetime,
+        carry_over: Sequence[tuple[str, str]] = (),
     ) -> Episode:
         start = partial(
-            queries.start_episode, session_id=session_id, opened_by=opened_by, signals=signals
+            queries.start_episode,
+            session_id=session_id,
+            opened_by=opened_by,
+            signals=signals,
+            carry_over=carry_over,
         )
         return await self._atomic(partial(start, at=at))
 
