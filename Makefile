@@ -35,7 +35,7 @@ lint: $(DEV_STAMP)
 	$(VENV)/bin/mypy
 
 contract: $(STAMP)
-	$(PY) ../shared/contract/check_replay_contract.py $(VENV)/bin/ventana
+	$(PY) ../shared/contract/check_replay_contract.py --with-probes $(VENV)/bin/ventana
 
 # The Dockerfile, compose.yaml and .env.example checked statically (no image registry in CI).
 check-docker: $(DEV_STAMP)

@@ -13,7 +13,7 @@ import gc
 import time
 from collections.abc import Callable, Sequence
 
-from bench import concurrency, growth, overhead, tokens, topic_tiage, topics
+from bench import concurrency, growth, overhead, recall, tokens, topic_tiage, topics
 from bench.common import Target
 
 
@@ -34,6 +34,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         ("tokens", tokens.main),
         ("overhead", overhead.main),
         ("growth", growth.main),
+        ("recall", recall.main),
         ("concurrency", concurrency.main),
         ("topic", _tiage),
         ("topics", topics.main),

@@ -127,6 +127,8 @@ class App:
             language=settings.language,
             sync_fold_seconds=settings.reply_deadline_seconds * 0.6,
             undo_seconds=settings.undo_minutes * 60,
+            recall_tokens=settings.recall_tokens if settings.recall == "on" else 0,
+            reset_carry=settings.reset_carry,
         )
         engine = MemoryEngine(
             store,

@@ -76,6 +76,11 @@ class Settings(BaseSettings):
     context_tokens: int = _v("VENTANA_CONTEXT_TOKENS", 8000, ge=512, le=2_000_000)
     reply_tokens: int = _v("VENTANA_REPLY_TOKENS", 1024, ge=16, le=200_000)
     summary_tokens: int = _v("VENTANA_SUMMARY_TOKENS", 800, ge=64, le=100_000)
+    recall: Annotated[Literal["on", "off"], Lower] = _v("VENTANA_RECALL", "on")
+    recall_tokens: int = _v("VENTANA_RECALL_TOKENS", 1000, ge=0, le=100_000)
+    reset_carry: Annotated[Literal["identity", "none"], Lower] = _v(
+        "VENTANA_RESET_CARRY", "identity"
+    )
     topic_detection: Annotated[Literal["llm", "heuristic", "off"], Lower] = _v(
         "VENTANA_TOPIC_DETECTION", "heuristic"
     )

@@ -13,9 +13,14 @@ from datetime import UTC, datetime
 import structlog
 
 from memory import noise
+from memory.carry_over import carry_over_block
 from memory.episodes import Episodes
 from memory.fold.service import FoldService
 from memory.policy import Assembly, FoldFirst, TooLarge, assemble, plan_request
+from memory.recall.block import Costs, render
+from memory.recall.port import RecallIndex
+from memory.recall.rank import Hit
+from memory.recall.terms import query_terms
 from memory.store.conversation import ConversationStore, NewExchange
 from memory.tokens import Tokenizer, UsageCalibration
 from memory.types import Exchange, TopicDecision, TurnState
@@ -24,6 +29,7 @@ from providers.streaming import TextSink, complete_streaming
 
 log = structlog.get_logger(__name__)
 MAX_SYNC_FOLDS = 3
+RECALL_LIMIT = 8  # hits ranked per turn; the block's token share decides how many show
 
 TopicCheck = Callable[[TurnState, str, datetime], Awaitable[TopicDecision]]
 TurnObserver = Callable[["Prepared", "Outcome", Exchange], None]
@@ -44,6 +50,8 @@ class EngineConfig:
     language: str = "es"
     sync_fold_seconds: float = 20.0  # all synchronous folding of one turn, together
     undo_seconds: float = 3600.0  # /undo reopens an automatic reset this recent
+    recall_tokens: int = 1000  # the recall block's share of the budget; 0 = recall off
+    reset_carry: str = "identity"  # what an automatic reset carries over: identity or none
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +66,7 @@ class Prepared:
     sync_folds: int = 0
     dry_run: bool = False
     would_fold: int = 0  # dry run only: exchanges a real turn would fold first
+    recall: tuple[Hit, ...] = ()  # every hit found, best first (the plan shows what fits)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,18 +94,28 @@ class MemoryEngine:
         *,
         topic: TopicCheck = no_topic_check,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        recall: RecallIndex | None = None,
     ) -> None:
         self.store = store
+        self.recall = recall if recall is not None else _recall_of(store)
         self.chat_model = chat_model
         self.folds = folds
         self.tokenizer = tokenizer
         self.config = config
         self.topic = topic
         self.clock = clock
-        self.episodes = Episodes(store, folds, undo_within_s=config.undo_seconds, clock=clock)
+        self.episodes = Episodes(
+            store,
+            folds,
+            undo_within_s=config.undo_seconds,
+            clock=clock,
+            carry=config.reset_carry,
+        )
         self.observers: list[TurnObserver] = []  # replay reports, benchmarks
         # Provider-reported usage corrects our counts upward only: budgets stay conservative.
         self.calibration = UsageCalibration(low=1.0)
+        # recall counts cached raw; the calibration (replaced as usage comes in) applied live
+        self.recall_costs = Costs(tokenizer.count, lambda n: self.calibration.apply(n))
 
     def count(self, text: str) -> int:
         """Tokens of `text` as budgets see them: our tokenizer, corrected by usage."""
@@ -126,13 +145,30 @@ class MemoryEngine:
         decision = await self.topic(state, message, now)
         if decision.reset:
             if dry_run:
-                state = replace(state, summary=None, window=(), pending=())
+                carry = await self.episodes.carry_for(state)
+                episode = replace(state.episode, carry_over=carry)
+                state = replace(state, summary=None, window=(), pending=(), episode=episode)
             else:
                 state = await self.episodes.reset_automatically(
                     state, decision.reason, decision.signals, window=self.config.window, at=now
                 )
-        plan, folds, would = await self._fit(key, state, message, dry_run)
-        return Prepared(key, message, state, decision, plan, folds, dry_run, would)
+        hits = await self._recall(state, message)
+        plan, folds, would = await self._fit(key, state, message, dry_run, hits)
+        return Prepared(key, message, state, decision, plan, folds, dry_run, would, hits)
+
+    async def _recall(self, state: TurnState, message: str) -> tuple[Hit, ...]:
+        """The episode's older exchanges (neither pending nor in the window) the message
+        is about, best first; nothing when recall is off or nothing is older."""
+        recent = state.pending or state.window
+        if self.recall is None or self.config.recall_tokens <= 0 or not recent:
+            return ()
+        query = query_terms(message)
+        if not query:
+            return ()
+        found = await self.recall.recall(
+            state.session_id, state.episode.id, query, recent[0].id, RECALL_LIMIT
+        )
+        return tuple(found)
 
     async def _state(self, key: str, now: datetime, dry_run: bool) -> TurnState:
         if dry_run:
@@ -142,16 +178,16 @@ class MemoryEngine:
         return await self.store.turn_state(key, self.config.window, now)
 
     async def _fit(
-        self, key: str, state: TurnState, message: str, dry_run: bool
+        self, key: str, state: TurnState, message: str, dry_run: bool, hits: tuple[Hit, ...]
     ) -> tuple[Assembly | TooLarge, int, int]:
         folds = 0
         until = time.monotonic() + self.config.sync_fold_seconds
         while True:
-            plan = self._plan(state, message)
+            plan = self._plan(state, message, hits)
             if not isinstance(plan, FoldFirst):
                 return plan, folds, 0
             if dry_run:
-                return self._assemble(state, message), 0, len(plan.exchanges)
+                return self._assemble(state, message, hits), 0, len(plan.exchanges)
             if folds >= MAX_SYNC_FOLDS or not await self._sync_fold(key, plan.keep_window, until):
                 log.warning("over_budget_fold_failed", key=key, over_by=plan.over_by)
                 budget = self.config.context_tokens
@@ -173,7 +209,9 @@ class MemoryEngine:
             log.warning("sync_fold_timeout", key=key, seconds=self.config.sync_fold_seconds)
             return False
 
-    def _plan(self, state: TurnState, message: str) -> Assembly | FoldFirst | TooLarge:
+    def _plan(
+        self, state: TurnState, message: str, hits: tuple[Hit, ...] = ()
+    ) -> Assembly | FoldFirst | TooLarge:
         return plan_request(
             self.config.system_prompt,
             state.summary,
@@ -184,9 +222,13 @@ class MemoryEngine:
             budget=self.config.context_tokens,
             summary_cap=self.config.summary_tokens,
             language=self.config.language,
+            recall=hits,
+            recall_tokens=self.config.recall_tokens,
+            recall_count=self.recall_costs,
+            carry_over=carry_over_block(state.episode.carry_over, self.config.language),
         )
 
-    def _assemble(self, state: TurnState, message: str) -> Assembly:
+    def _assemble(self, state: TurnState, message: str, hits: tuple[Hit, ...]) -> Assembly:
         return assemble(
             self.config.system_prompt,
             state.summary,
@@ -196,6 +238,10 @@ class MemoryEngine:
             count=self.count,
             budget=self.config.context_tokens,
             language=self.config.language,
+            carry_over=carry_over_block(state.episode.carry_over, self.config.language),
+            recall=render(
+                hits, self.config.recall_tokens, self.recall_costs, self.config.language
+            ),
         )
 
     def request_for(self, assembly: Assembly) -> ChatRequest:
@@ -236,7 +282,7 @@ class MemoryEngine:
         keep = max(0, len(prepared.state.window) // 2)
         await self._sync_fold(prepared.key, keep, time.monotonic() + self.config.sync_fold_seconds)
         state = await self.store.turn_state(prepared.key, keep, self.clock())
-        plan = self._plan(state, prepared.message)
+        plan = self._plan(state, prepared.message, prepared.recall)
         return plan if isinstance(plan, Assembly) else None
 
     def _classify(
@@ -295,3 +341,8 @@ def answered_by(spec: str, reported: str) -> str:
     if not configured or reported.startswith(f"{provider}:"):  # offline, scripted models
         return reported or spec
     return f"{provider}:{reported or configured}"
+
+
+def _recall_of(store: ConversationStore) -> RecallIndex | None:
+    """The store's own recall index, when it has one."""
+    return store if isinstance(store, RecallIndex) else None

@@ -14,6 +14,7 @@ from typing import Protocol
 
 import structlog
 
+from memory.carry_over import Pairs, carried
 from memory.store.conversation import ConversationStore
 from memory.types import Episode, TurnState
 
@@ -32,8 +33,10 @@ class Episodes:
         *,
         undo_within_s: float = 3600.0,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        carry: str = "identity",
     ) -> None:
         self.store = store
+        self.carry = carry  # what an automatic reset carries over: "identity" or "none"
         self.folds = folds
         self.undo_within_s = undo_within_s
         self.clock = clock
@@ -52,10 +55,21 @@ class Episodes:
         window: int,
         at: datetime,
     ) -> TurnState:
-        """The topic check decided a reset: a new episode, and the key's state in it."""
+        """The topic check decided a reset: a new episode holding the user's identity
+        facts from the closed one (`carry_over`), and the key's state in it."""
         now = at
-        await self.store.start_episode(state.session_id, f"auto:{reason}", dict(signals), now)
+        facts = await self.carry_for(state)
+        await self.store.start_episode(
+            state.session_id, f"auto:{reason}", dict(signals), now, carry_over=facts
+        )
         return await self.store.turn_state(state.key, window, now)
+
+    async def carry_for(self, state: TurnState) -> Pairs:
+        """What an automatic reset of `state`'s episode would carry over (reads only)."""
+        if self.carry != "identity":
+            return ()
+        exchanges = await self.store.signal_exchanges(state.episode.id, 0)
+        return carried(exchanges, state.episode.carry_over)
 
     async def undo(self, key: str) -> Episode | None:
         """Reopen the previous episode (see `ConversationStore.undo_reset`); None when

@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from memory.blocks import MEMORY_TAG, render_block
+from memory.recall.block import EMPTY, RecallBlock, render
+from memory.recall.rank import Hit
 from memory.types import Exchange, SummaryVersion
 from providers.base import Message
 
@@ -46,6 +48,7 @@ class Assembly:
     window: tuple[Exchange, ...]
     tokens: dict[str, int] = field(default_factory=dict)
     budget: int = 0
+    recall: RecallBlock = EMPTY
 
     @property
     def total_tokens(self) -> int:
@@ -101,20 +104,29 @@ def assemble(
     count: Count,
     budget: int,
     language: str,
+    recall: RecallBlock = EMPTY,
+    carry_over: str = "",
 ) -> Assembly:
-    """Build the request as it stands, whether or not it fits."""
+    """Build the request as it stands, whether or not it fits: the system prompt, then
+    the memory block, the carry-over block and the recall block, each when present."""
     memo = memory_block(summary, language) if summary and summary.text.strip() else ""
     system = f"{system_prompt}\n\n{memo}" if memo else system_prompt
+    system = f"{system}\n\n{carry_over}" if carry_over else system
+    system = f"{system}\n\n{recall.text}" if recall.text else system
     tokens = {
         "system": count(system_prompt),
         "summary": count(memo) if memo else 0,
+        "carry_over": count(carry_over) if carry_over else 0,
+        "recall": recall.tokens,
         "pending": _cost(pending, count),
         "window": _cost(window, count),
         "message": count(message) + MESSAGE_OVERHEAD,
     }
     tokens["total"] = sum(tokens.values())
     messages = (*as_messages(pending), *as_messages(window), Message("user", message))
-    return Assembly(system, messages, summary, tuple(pending), tuple(window), tokens, budget)
+    return Assembly(
+        system, messages, summary, tuple(pending), tuple(window), tokens, budget, recall
+    )
 
 
 def plan_request(
@@ -128,22 +140,43 @@ def plan_request(
     budget: int,
     summary_cap: int,
     language: str,
+    recall: Sequence[Hit] = (),
+    recall_tokens: int = 0,
+    recall_count: Count | None = None,
+    carry_over: str = "",
 ) -> Plan:
-    """Fit the request in `budget`: as is; else fold pending; else fold the window's oldest
-    exchanges; else, when the message alone cannot fit, refuse."""
-    full = assemble(
-        system_prompt,
-        summary,
-        pending,
-        window,
-        message,
-        count=count,
-        budget=budget,
-        language=language,
-    )
+    """Fit the request in `budget`: as is; else with less recall, then none (recall
+    shrinks first); else fold pending; else fold the window's oldest exchanges; else,
+    when the message alone cannot fit, refuse."""
+
+    def build(block: RecallBlock) -> Assembly:
+        return assemble(
+            system_prompt,
+            summary,
+            pending,
+            window,
+            message,
+            count=count,
+            budget=budget,
+            language=language,
+            recall=block,
+            carry_over=carry_over,
+        )
+
+    rc = recall_count or count  # recalled pieces come back turn after turn: a cached count
+    block = render(recall, recall_tokens, rc, language) if recall else EMPTY
+    full = build(block)
     if full.total_tokens <= budget:
         return full
-    base = full.tokens["system"] + full.tokens["message"]
+    if block.text:
+        room = block.tokens - (full.total_tokens - budget)
+        smaller = build(render(recall, room, rc, language) if room > 0 else EMPTY)
+        if smaller.total_tokens <= budget:
+            return smaller
+        full = build(EMPTY)
+        if full.total_tokens <= budget:
+            return full
+    base = full.tokens["system"] + full.tokens["carry_over"] + full.tokens["message"]
     if base > budget:
         return TooLarge(base, budget)
     over = full.total_tokens - budget

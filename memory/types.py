@@ -86,6 +86,8 @@ class Episode:
     close_reason: str | None = None
     opened_by: str | None = None  # why this episode began: None (first), 'manual', 'auto:<reason>'
     reopened_at: datetime | None = None  # set by /undo: the user said it is the same case
+    # Identity facts an automatic reset carried over, (kind, value) each (invariant 6).
+    carry_over: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,13 @@ _L: dict[str, dict[str, str]] = {
         "tokens": "tokens (presupuesto {budget})",
         "system": "sistema",
         "summary": "resumen",
+        "recall": "recuerdo",
+        "carry_over": "arrastre",
+        "carry_head": "arrastrado de conversaciones anteriores: {n} datos del usuario",
+        "no_carry": "arrastre: nada",
+        "recall_head": "recuerdo: {n} intercambios antiguos en la petición ({found} encontrados)",
+        "no_recall": "recuerdo: nada (ningún intercambio antiguo trata de este mensaje)",
+        "why": "puntuación {score:.2f} · términos: {terms}",
         "pending": "pendientes",
         "window": "ventana",
         "message": "mensaje",
@@ -57,6 +64,13 @@ _L: dict[str, dict[str, str]] = {
         "tokens": "tokens (budget {budget})",
         "system": "system",
         "summary": "summary",
+        "recall": "recall",
+        "carry_over": "carry-over",
+        "carry_head": "carried over from earlier conversations: {n} facts about the user",
+        "no_carry": "carry-over: none",
+        "recall_head": "recall: {n} older exchanges in the request ({found} found)",
+        "no_recall": "recall: none (no older exchange is about this message)",
+        "why": "score {score:.2f} · terms: {terms}",
         "pending": "pending",
         "window": "window",
         "message": "message",
@@ -94,6 +108,8 @@ def render_debug(prepared: Prepared, language: str) -> str:
     lines += _section(f"{words['system_prompt']} ({plan.tokens.get('system', 0)} tokens)")
     lines.append(system_prompt_of(plan))
     lines += _summary(plan.summary, plan.tokens.get("summary", 0), words)
+    lines += _carry_over(prepared.state.episode.carry_over, plan, words)
+    lines += _recall(plan, len(prepared.recall), words)
     lines += _exchanges(words["pending_head"].format(n=len(plan.pending)), plan.pending, words)
     lines += _exchanges(words["window_head"].format(n=len(plan.window)), plan.window, words)
     lines += _section(f"{words['new_message']} ({plan.tokens.get('message', 0)} tokens)")
@@ -136,7 +152,7 @@ def _value(value: object) -> str:
 def _budget(plan: Assembly, would_fold: int, words: dict[str, str]) -> list[str]:
     tk, budget = plan.tokens, max(plan.budget, 1)
     out = _section(words["tokens"].format(budget=plan.budget))
-    for part in ("system", "summary", "pending", "window", "message"):
+    for part in ("system", "summary", "carry_over", "recall", "pending", "window", "message"):
         value = tk.get(part, 0)
         out.append(f"{words[part]:<11}{value:>7}  {100 * value / budget:5.1f}%")
     total = tk.get("total", 0)
@@ -164,7 +180,37 @@ def _summary(summary: SummaryVersion | None, tokens: int, words: dict[str, str])
 def system_prompt_of(plan: Assembly) -> str:
     """The operator's system prompt, without the memory block the policy appends."""
     head, _, _ = plan.system.partition("\n\n<memory")
+    head, _, _ = head.partition("\n\n<about_user")
+    head, _, _ = head.partition("\n\n<recall")
     return head
+
+
+def _carry_over(
+    pairs: Sequence[tuple[str, str]], plan: Assembly, words: dict[str, str]
+) -> list[str]:
+    """The identity facts an automatic reset carried into this episode, as sent."""
+    if not pairs:
+        return _section(words["no_carry"])
+    head = words["carry_head"].format(n=len(pairs))
+    out = _section(f"{head} · {plan.tokens.get('carry_over', 0)} tokens")
+    return out + [f"{kind}: {value}" for kind, value in pairs]
+
+
+def _recall(plan: Assembly, found: int, words: dict[str, str]) -> list[str]:
+    """What recall put in the request, oldest first, with why each one came."""
+    hits = plan.recall.hits
+    if not hits:
+        return _section(words["no_recall"])
+    head = words["recall_head"].format(n=len(hits), found=found)
+    out = _section(f"{head} · {plan.tokens.get('recall', 0)} tokens")
+    for hit in hits:
+        ex = hit.exchange
+        when = ex.created_at.strftime("%Y-%m-%d %H:%M") if ex.created_at else "?"
+        why = words["why"].format(score=hit.score, terms=", ".join(hit.matched))
+        out.append(f"#{ex.id} · {when} · {why}")
+        out.append(f"#{ex.id} {words['user']}: {ex.user_text}")
+        out.append(f"#{ex.id} {words['assistant']}: {ex.reply_text}")
+    return out
 
 
 def _exchanges(title: str, exchanges: Sequence[Exchange], words: dict[str, str]) -> list[str]:

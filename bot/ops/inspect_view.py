@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from config.settings import Settings
+from memory.carry_over import carry_over_block
 from memory.policy import assemble
 from memory.store.sqlite.store import SQLiteStore
 from memory.tokens import Tokenizer
@@ -24,7 +25,7 @@ from memory.types import Exchange
 
 FORMAT = 1
 CLIP = 90
-JSON_COLUMNS = ("topic", "reset_signals", "replies", "dropped_facts")
+JSON_COLUMNS = ("topic", "reset_signals", "replies", "dropped_facts", "carry_over")
 
 
 def decode_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -59,13 +60,18 @@ async def collect(
     if data is None or state is None:
         return None
     exchanges = data["exchanges"]
+    carry = carry_over_block(state.episode.carry_over, settings.language)
     plan = assemble(
         settings.resolved_system_prompt(), state.summary, state.pending, state.window, "",
         count=tokenizer.count, budget=settings.context_tokens, language=settings.language,
+        carry_over=carry,
     )  # fmt: skip
     tokens = dict(plan.tokens)
     tokens.pop("message", None)
-    tokens["total"] = sum(tokens[k] for k in ("system", "summary", "pending", "window"))
+    tokens.pop("recall", None)  # recall depends on the message: none without one
+    indexed, index_bytes = await store.recall_index_size(key)
+    parts = ("system", "summary", "carry_over", "pending", "window")
+    tokens["total"] = sum(tokens[k] for k in parts)
     sent = [int(x["prompt_tokens"]) for x in exchanges if x["prompt_tokens"]]
     return {
         "format": FORMAT,
@@ -82,10 +88,13 @@ async def collect(
             "checkpoint": state.summary.checkpoint if state.summary else 0,
             "summary_version": state.summary.version if state.summary else None,
             "summary": state.summary.text if state.summary else None,
+            "carry_over": [list(pair) for pair in state.episode.carry_over],
+            "carry_over_block": carry or None,
             "pending": [_exchange(x) for x in state.pending],
             "window": [_exchange(x) for x in state.window],
         },
         "noise": [_noise(x) for x in exchanges if not x["signal"]],
+        "recall_index": {"exchanges": indexed, "bytes_all_keys": index_bytes},
         "tokens": {
             "tokenizer": tokenizer.name,
             "budget": settings.context_tokens,
@@ -111,6 +120,7 @@ def _episode(
         "began": began,  # first | manual | auto
         "reason": reason or None,
         "signals": row.get("reset_signals"),
+        "carry_over": row.get("carry_over") or [],
         "exchanges": len(own),
         "noise": sum(1 for x in own if not x["signal"]),
         "summaries": [_summary(s) for s in summaries if s["episode_id"] == row["id"]],
@@ -179,9 +189,18 @@ def render(data: dict[str, Any], console: Console) -> None:
     if cur["summary"]:
         title = f"summary v{cur['summary_version']} · checkpoint #{cur['checkpoint']}"
         console.print(Panel.fit(Text(cur["summary"]), title=title))
+    if cur["carry_over_block"]:
+        spent = data["tokens"]["next_request_without_message"]["carry_over"]
+        title = f"carried over by the reset · {spent} tokens"
+        console.print(Panel.fit(Text(cur["carry_over_block"]), title=title))
     if data["noise"]:
         console.print(_noise_table(data["noise"]))
     console.print(_tokens_table(data["tokens"]))
+    idx = data["recall_index"]
+    console.print(
+        f"recall index: {idx['exchanges']:,} exchanges of this key · "
+        f"{idx['bytes_all_keys']:,} bytes (all keys)"
+    )
 
 
 def _episodes_table(episodes: list[dict[str, Any]]) -> Table:

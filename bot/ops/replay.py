@@ -7,6 +7,11 @@ chat model. Background folds are drained after each turn, so a replay is determi
 and each fold is counted in the turn that caused it. The engine's clock follows the
 transcript's `ts`, so idle resets replay too.
 
+A user line with `"probe": true` is a dry run at that point of its session: the engine
+prepares it exactly like a real turn (topic check, recall, budget) with `dry_run=True`,
+so no model is called and nothing is stored; it is reported and written to the contexts
+with `"probe": true`, left out of the totals, and does not move the transcript's clock.
+
 A turn that calls no model (a command, a debug dry run, a message too large) still gets a
 report entry (`prompt_tokens` 0, `model_called` false) and a context line holding only the
 user message, with an empty system and `"model_called": false`.
@@ -24,9 +29,10 @@ from typing import Any
 
 from bot.app import App, build_models
 from bot.conversation.inbound import Inbound
+from bot.ops.probes import dry_run
 from config.settings import Settings
 from memory.engine import Outcome, Prepared
-from memory.policy import memory_block
+from memory.policy import Assembly, memory_block
 from memory.tokens import Tokenizer, count_messages, default_tokenizer
 from memory.types import Exchange
 from providers.base import ChatModel, ChatReply, ChatRequest, Message, Usage
@@ -47,6 +53,7 @@ class TranscriptTurn:
     text: str
     reply: str | None
     ts: datetime
+    probe: bool = False
 
 
 @dataclass(slots=True)
@@ -64,6 +71,9 @@ class TurnReport:
     reset_reason: str | None
     model_called: bool
     noise_reason: str | None = None
+    recall_exchanges: int = 0
+    recall_tokens: int = 0
+    probe: bool = False
 
 
 @dataclass(slots=True)
@@ -76,17 +86,20 @@ class Report:
     fold_output_tokens: int = 0
 
     def totals(self) -> dict[str, Any]:
-        prompt = sum(t.prompt_tokens for t in self.turns)
-        full = sum(t.full_history_tokens for t in self.turns)
+        """Over the real turns: probes are left out."""
+        real = [t for t in self.turns if not t.probe]
+        prompt = sum(t.prompt_tokens for t in real)
+        full = sum(t.full_history_tokens for t in real)
         return {
-            "turns": len(self.turns),
+            "turns": len(real),
             "prompt_tokens": prompt,
             "full_history_tokens": full,
             "ratio": round(prompt / full, 4) if full else 0.0,
-            "fold_calls": sum(t.fold_calls for t in self.turns),
+            "fold_calls": sum(t.fold_calls for t in real),
             "fold_input_tokens": self.fold_input_tokens,
             "fold_output_tokens": self.fold_output_tokens,
-            "resets": sum(1 for t in self.turns if t.reset),
+            "resets": sum(1 for t in real if t.reset),
+            "recall_tokens": sum(t.recall_tokens for t in real),
         }
 
     def as_json(self) -> dict[str, Any]:
@@ -110,7 +123,11 @@ def read_transcript(path: Path) -> list[TranscriptTurn]:
     for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not raw.strip():
             continue
-        role, content, session, at = _parse_line(raw, number)
+        role, content, session, at, probe = _parse_line(raw, number)
+        if probe:  # a dry run: it neither takes a reply nor moves the clock
+            if role == "user":
+                turns.append(TranscriptTurn(session, content, None, at or ts + STEP, True))
+            continue
         ts = at or ts + STEP
         if role == "user":
             last[session] = len(turns)
@@ -121,7 +138,7 @@ def read_transcript(path: Path) -> list[TranscriptTurn]:
     return turns
 
 
-def _parse_line(raw: str, number: int) -> tuple[str, str, str, datetime | None]:
+def _parse_line(raw: str, number: int) -> tuple[str, str, str, datetime | None, bool]:
     try:
         line = json.loads(raw)
     except json.JSONDecodeError as exc:
@@ -130,6 +147,8 @@ def _parse_line(raw: str, number: int) -> tuple[str, str, str, datetime | None]:
         raise TranscriptError(f'line {number}: needs "role": "user" or "assistant"')
     if not isinstance(line.get("content"), str):
         raise TranscriptError(f'line {number}: needs "content" as a string')
+    if not isinstance(line.get("probe", False), bool):
+        raise TranscriptError(f'line {number}: "probe" must be true or false')
     session = str(line.get("session") or DEFAULT_SESSION)
     at = None
     if line.get("ts"):
@@ -138,7 +157,7 @@ def _parse_line(raw: str, number: int) -> tuple[str, str, str, datetime | None]:
         except ValueError:
             raise TranscriptError(f"line {number}: ts is not ISO-8601") from None
         at = at if at.tzinfo else at.replace(tzinfo=UTC)
-    return line["role"], line["content"], session, at
+    return line["role"], line["content"], session, at, bool(line.get("probe", False))
 
 
 # -- the model seam -----------------------------------------------------------------------
@@ -197,6 +216,8 @@ def replay_settings(settings: Settings) -> dict[str, Any]:
         "topic_detection": settings.topic_detection,
         "idle_reset_hours": settings.idle_reset_hours,
         "language": settings.language,
+        "recall": settings.recall,
+        "recall_tokens": settings.recall_tokens,
     }
 
 
@@ -254,6 +275,9 @@ class _Run:
         self.seen = (prepared, outcome)
 
     async def turn(self, turn: TranscriptTurn) -> None:
+        if turn.probe:
+            await self.probe(turn)
+            return
         app, key = self.app, f"console:{turn.session}"
         history = self.history.setdefault(turn.session, [])
         number = len(history) // 2 + 1
@@ -277,11 +301,30 @@ class _Run:
                 full, window, pending, summary, app.folds.calls - calls, reset,
                 (after[-1].opened_by or "").removeprefix("auto:") if reset else None,
                 bool(requests), outcome.noise_reason if outcome else None,
+                *_recall_of(outcome.assembly if outcome else None),
             )
         )  # fmt: skip
         self.report.contexts.append(_context(turn, number, requests))
         said = outcome.reply.text if outcome and outcome.reply else "\n\n".join(shown)
         history += [message, Message("assistant", said)]
+
+    async def probe(self, turn: TranscriptTurn) -> None:
+        """A dry run at this point of the session (`bot.ops.probes`)."""
+        key, history = f"console:{turn.session}", self.history.get(turn.session, [])
+        self.clock.now = turn.ts
+        got = await dry_run(self.app, key, turn.text, history, self.system_prompt)
+        number = len(history) // 2 + 1
+        self.report.turns.append(
+            TurnReport(
+                turn.session, number, got.episodes, got.prompt_tokens, got.full_history_tokens,
+                got.window, got.pending, got.summary_tokens, 0, got.reset, got.reset_reason,
+                False, None, got.recall_exchanges, got.recall_tokens, probe=True,
+            )
+        )  # fmt: skip
+        self.report.contexts.append(
+            {"session": turn.session, "turn": number, "probe": True, "system": got.system,
+             "messages": got.messages, "model_called": False}
+        )  # fmt: skip
 
     async def _shape(self, key: str) -> tuple[int, int, int]:
         """Window, pending and summary tokens of the request sent (or, with no call, of
@@ -298,12 +341,19 @@ class _Run:
         return len(state.window), len(state.pending), self.app.tokenizer.count(memo)
 
 
+def _recall_of(assembly: Assembly | None) -> tuple[int, int]:
+    """(recall exchanges, recall tokens) of the request."""
+    if assembly is None:
+        return 0, 0
+    return len(assembly.recall.hits), assembly.tokens.get("recall", 0)
+
+
 def _context(turn: TranscriptTurn, number: int, requests: list[ChatRequest]) -> dict[str, Any]:
     """The last request sent this turn; with no call, only the user message (marked)."""
     if not requests:
         messages = [{"role": "user", "content": turn.text}]
         return {"session": turn.session, "turn": number, "system": "", "messages": messages,
-                "model_called": False}  # fmt: skip
+                "model_called": False, "probe": False}  # fmt: skip
     last = requests[-1]
     return {
         "session": turn.session,
@@ -311,6 +361,7 @@ def _context(turn: TranscriptTurn, number: int, requests: list[ChatRequest]) -> 
         "system": last.system,
         "messages": [{"role": m.role, "content": m.content} for m in last.messages],
         "model_called": True,
+        "probe": False,
     }
 
 

@@ -6,6 +6,7 @@ and its inbox entry commit in one transaction."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -131,9 +132,15 @@ class ConversationStore(Protocol):
 
     # episodes (through `memory.episodes.Episodes`)
     async def start_episode(
-        self, session_id: int, opened_by: str, signals: dict[str, object] | None, at: datetime
+        self,
+        session_id: int,
+        opened_by: str,
+        signals: dict[str, object] | None,
+        at: datetime,
+        carry_over: Sequence[tuple[str, str]] = (),
     ) -> Episode:
-        """Close the current episode (its summaries stay as its record), open a new one."""
+        """Close the current episode (its summaries stay as its record), open a new one
+        holding `carry_over` (identity facts, (kind, value) pairs; kept across restarts)."""
         ...
 
     async def undo_reset(self, session_id: int, at: datetime, within_s: float) -> Episode | None:

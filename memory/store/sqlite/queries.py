@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -153,16 +154,18 @@ def open_episode(
     at: datetime,
     opened_by: str | None = None,
     signals: dict[str, object] | None = None,
+    carry_over: Sequence[tuple[str, str]] = (),
 ) -> int:
     """Insert an episode and make it the session's current one: its id."""
     cur = db.execute(
-        "INSERT INTO episodes (session_id, started_at, opened_by, reset_signals)"
-        " VALUES (?, ?, ?, ?)",
+        "INSERT INTO episodes (session_id, started_at, opened_by, reset_signals, carry_over)"
+        " VALUES (?, ?, ?, ?, ?)",
         (
             session_id,
             iso(at),
             opened_by,
             json.dumps(signals, ensure_ascii=False, default=str) if signals else None,
+            json.dumps([list(p) for p in carry_over], ensure_ascii=False) if carry_over else None,
         ),
     )
     assert cur.lastrowid is not None
@@ -186,14 +189,22 @@ def start_episode(
     opened_by: str,
     signals: dict[str, object] | None,
     at: datetime,
+    carry_over: Sequence[tuple[str, str]] = (),
 ) -> Episode:
     db.execute(
         "UPDATE episodes SET closed_at = ?, close_reason = ? WHERE id ="
         " (SELECT current_episode_id FROM sessions WHERE id = ?)",
         (iso(at), opened_by, session_id),
     )
-    new_id = open_episode(db, session_id=session_id, at=at, opened_by=opened_by, signals=signals)
-    return Episode(new_id, session_id, at, opened_by=opened_by)
+    new_id = open_episode(
+        db,
+        session_id=session_id,
+        at=at,
+        opened_by=opened_by,
+        signals=signals,
+        carry_over=carry_over,
+    )
+    return Episode(new_id, session_id, at, opened_by=opened_by, carry_over=tuple(carry_over))
 
 
 def undo_reset(

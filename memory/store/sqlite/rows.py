@@ -31,6 +31,7 @@ EPISODE_COLS = (
     "close_reason",
     "opened_by",
     "reopened_at",
+    "carry_over",
 )
 SUMMARY_COLS = (
     "id",
@@ -114,7 +115,13 @@ def episode_row(row: sqlite3.Row, prefix: str = "") -> Episode:
         close_reason=row[prefix + "close_reason"],
         opened_by=row[prefix + "opened_by"],
         reopened_at=_dt(row[prefix + "reopened_at"]),
+        carry_over=carry_pairs(row[prefix + "carry_over"]),
     )
+
+
+def carry_pairs(raw: str | None) -> tuple[tuple[str, str], ...]:
+    """The stored carry-over (a JSON list of [kind, value]) as pairs."""
+    return tuple((str(k), str(v)) for k, v in json.loads(raw)) if raw else ()
 
 
 def inbox_row(row: sqlite3.Row) -> InboxEntry:

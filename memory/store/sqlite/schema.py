@@ -12,6 +12,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import partial
 
+from memory.store.sqlite import recall_index as recall_index_tables
 from memory.store.sqlite import usage as usage_rows
 from memory.store.sqlite.connection import in_transaction
 
@@ -130,6 +131,18 @@ def debug_per_operator(db: sqlite3.Connection) -> None:
 def usage(db: sqlite3.Connection) -> None:
     """Provider-reported usage of each chat call and fold (`memory.store.sqlite.usage`)."""
     _script(db, usage_rows.TABLE)
+
+
+@migration
+def recall_index(db: sqlite3.Connection) -> None:
+    """The FTS5 recall shards (`recall_index`); filled on open by its backfill."""
+    recall_index_tables.create_tables(db)
+
+
+@migration
+def episode_carry_over(db: sqlite3.Connection) -> None:
+    """The identity facts an automatic reset carried into the episode (JSON pairs)."""
+    db.execute("ALTER TABLE episodes ADD COLUMN carry_over TEXT")
 
 
 def _apply(db: sqlite3.Connection, number: int, name: str, apply: Migration) -> None:

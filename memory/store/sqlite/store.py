@@ -19,9 +19,11 @@ from pathlib import Path
 import aiosqlite
 import structlog
 
+from memory.recall.rank import Hit
+from memory.recall.terms import QueryTerm
 from memory.store.conversation import Intake, NewExchange, NewSummary, SessionInfo
 from memory.store.inbox import Answered
-from memory.store.sqlite import admin, queries, usage, writes
+from memory.store.sqlite import admin, queries, recall_index, usage, writes
 from memory.store.sqlite.connection import (
     WAL_SAFETY_PAGES,
     GroupCommitWriter,
@@ -63,6 +65,7 @@ class SQLiteStore(GroupCommitWriter):
         store = cls(writer, writer)
         for name in await store._exclusive(migrate):
             log.info("migration_applied", name=name)
+        await store._exclusive(recall_index.build_if_needed)
         if target != ":memory:":
             store._r = await connect(target, busy_timeout_ms, sync)
             store._c = await connect(target, busy_timeout_ms, sync)
@@ -191,6 +194,27 @@ class SQLiteStore(GroupCommitWriter):
     async def write_summary(self, new: NewSummary) -> SummaryVersion | None:
         return await self._atomic(partial(writes.write_summary, new=new))
 
+    async def recall(
+        self,
+        session_id: int,
+        episode_id: int,
+        query: Sequence[QueryTerm],
+        before: int | None,
+        limit: int,
+    ) -> list[Hit]:
+        search = partial(
+            recall_index.search,
+            session_id=session_id,
+            episode_id=episode_id,
+            query=query,
+            before=before,
+            limit=limit,
+        )
+        return await self._read(search)
+
+    async def recall_index_size(self, key: str) -> tuple[int, int]:
+        return await self._read(partial(recall_index.size, key=key))
+
     async def summaries(self, episode_id: int) -> list[SummaryVersion]:
         return await self._read(partial(queries.summaries, episode_id=episode_id))
 
@@ -200,10 +224,19 @@ class SQLiteStore(GroupCommitWriter):
     # -- episodes and erasure ---------------------------------------------------------------
 
     async def start_episode(
-        self, session_id: int, opened_by: str, signals: dict[str, object] | None, at: datetime
+        self,
+        session_id: int,
+        opened_by: str,
+        signals: dict[str, object] | None,
+        at: datetime,
+        carry_over: Sequence[tuple[str, str]] = (),
     ) -> Episode:
         start = partial(
-            queries.start_episode, session_id=session_id, opened_by=opened_by, signals=signals
+            queries.start_episode,
+            session_id=session_id,
+            opened_by=opened_by,
+            signals=signals,
+            carry_over=carry_over,
         )
         return await self._atomic(partial(start, at=at))
 

@@ -12,6 +12,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from memory.store.conversation import Intake, NewExchange, NewSummary
+from memory.store.sqlite import recall_index
 from memory.store.sqlite.queries import (
     debug_users,
     ensure_session,
@@ -107,6 +108,10 @@ def insert_exchange(db: sqlite3.Connection, *, new: NewExchange) -> int:
         )
     assert cur.lastrowid is not None
     record_chat_usage(db, cur.lastrowid, new)
+    if new.signal:  # noise is never indexed
+        recall_index.index_exchange(
+            db, cur.lastrowid, new.session_id, new.user_text, new.reply_text
+        )
     return cur.lastrowid
 
 
@@ -191,4 +196,5 @@ def inbox_reject(
 
 def forget(db: sqlite3.Connection, *, key: str) -> int:
     removed = db.execute("DELETE FROM inbox WHERE session_key = ?", (key,)).rowcount
+    recall_index.forget_key(db, key)
     return removed + db.execute("DELETE FROM sessions WHERE key = ?", (key,)).rowcount

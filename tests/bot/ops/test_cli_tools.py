@@ -59,7 +59,11 @@ def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object
 def test_inspect_json_shape(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """inspect --json lists episodes (how each began), summaries, window, noise and tokens."""
     data = run_json(capsys, "inspect", KEY, "--json")
-    assert set(data) == {"format", "key", "session", "episodes", "current", "noise", "tokens"}
+    assert set(data) == {
+        "format", "key", "session", "episodes", "current", "noise", "tokens", "recall_index"
+    }  # fmt: skip
+    assert data["recall_index"]["exchanges"] >= 1
+    assert data["recall_index"]["bytes_all_keys"] > 0
     episodes = data["episodes"]
     assert isinstance(episodes, list)
     assert len(episodes) == 2
@@ -81,12 +85,16 @@ def test_inspect_json_shape(db: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert isinstance(current, dict)
     assert len(current["window"]) == 2
     assert set(current["window"][0]) == {"id", "user", "assistant", "created_at"}
+    assert current["carry_over"] == []  # a manual reset carries nothing
+    assert current["carry_over_block"] is None
+    assert all(e["carry_over"] == [] for e in episodes)
     tokens = data["tokens"]
     assert isinstance(tokens, dict)
     assert tokens["budget"] == 8000
     assert set(tokens["next_request_without_message"]) == {
         "system",
         "summary",
+        "carry_over",
         "pending",
         "window",
         "total",

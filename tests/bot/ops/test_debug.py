@@ -11,8 +11,12 @@ import pytest
 
 from bot.app import App
 from bot.conversation.inbound import Inbound
+from bot.ops.debug_view import render_debug
 from config.settings import Settings
+from memory.policy import Assembly
+from memory.store.sqlite.store import SQLiteStore
 from tests.bot.ops.conftest import recording_model
+from tests.memory import test_carry_over as carry
 from tests.support.fakes import ScriptedChatModel
 
 KEY, OPERATOR, STRANGER = "telegram:42", "telegram:42", "telegram:99"
@@ -119,3 +123,37 @@ async def test_non_operator_cannot_switch_debug_on(app: App) -> None:
     assert state is not None
     assert not state.debug
     assert len(model.requests) == 1
+
+
+async def test_debug_view_lists_recall_with_terms_and_score(app: App) -> None:
+    """The view lists each recalled exchange with its number, matched terms and score."""
+    early = "Mi router es el Zyxel XR-5521 con la IP fija 83.44.120.7"
+    await talk(app, [early, *[f"Pedido #PED-{n} por {n}0,00 €" for n in range(1, 9)]])
+    await talk(app, ["/debug on"], start=20)
+    view = (await talk(app, ["¿Qué IP fija tenía el router?"], start=30))[0][0]
+    assert "recuerdo: 1 intercambios antiguos en la petición" in view
+    assert "términos: ip, fij, rout" in view  # the stems that matched
+    assert "puntuación " in view
+    assert early in view
+    quiet = (await talk(app, ["Vale, gracias"], start=40))[0][0]
+    assert "recuerdo: nada" in quiet
+
+
+async def test_debug_view_shows_the_carry_over_of_an_automatic_reset() -> None:
+    """A dry run that would reset shows the identity block the new episode would carry."""
+    store = await SQLiteStore.open(":memory:")
+    try:
+        engine = carry.engine_for(store)
+        for text in carry.OLD:
+            await carry.turn(engine, text)
+        prepared = await engine.prepare(carry.KEY, carry.NEW, dry_run=True)
+        view = render_debug(prepared, "en")
+        assert "carried over from earlier conversations: 2 facts about the user" in view
+        assert "email: ana@example.com" in view
+        assert isinstance(prepared.plan, Assembly)
+        assert "ana@example.com" in prepared.plan.system
+        state = await store.peek_state(carry.KEY, 2)
+        assert state is not None
+        assert state.episode.carry_over == ()
+    finally:
+        await store.close()

@@ -1,0 +1,63 @@
+"""Replay probes: a transcript line with `"probe": true` is a dry run at its point.
+
+The engine prepares it exactly like a real turn (topic check, recall, budget) with
+`dry_run=True`: no model is called, nothing is stored, so no later line can tell it ran.
+`ventana replay` reports it with `"probe": true` and leaves it out of the totals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bot.app import App
+from memory.policy import Assembly
+from memory.tokens import count_messages
+from providers.base import Message
+
+
+@dataclass(frozen=True, slots=True)
+class Probed:
+    """What a probe's report line and context line need."""
+
+    episodes: int
+    prompt_tokens: int
+    full_history_tokens: int
+    window: int
+    pending: int
+    summary_tokens: int
+    reset: bool
+    reset_reason: str | None
+    recall_exchanges: int
+    recall_tokens: int
+    system: str
+    messages: list[dict[str, Any]]
+
+
+async def dry_run(
+    app: App, key: str, text: str, history: Sequence[Message], system_prompt: str
+) -> Probed:
+    """Prepare `text` for `key` as a real turn would be, writing nothing."""
+    prepared = await app.engine.prepare(key, text, dry_run=True)
+    plan, decision = prepared.plan, prepared.decision
+    full = count_messages(app.tokenizer, system_prompt, [*history, Message("user", text)])
+    episodes = len(await app.store.episodes(key))
+    reason = decision.reason if decision.reset else None
+    if not isinstance(plan, Assembly):  # too large: no request would be sent
+        messages = [{"role": "user", "content": text}]
+        return Probed(episodes, 0, full, 0, 0, 0, decision.reset, reason, 0, 0, "", messages)
+    return Probed(
+        episodes,
+        count_messages(app.tokenizer, plan.system, plan.messages),
+        full,
+        len(plan.window),
+        len(plan.pending),
+        plan.tokens.get("summary", 0),
+        decision.reset,
+        reason,
+        len(plan.recall.hits),
+        plan.tokens.get("recall", 0),
+        plan.system,
+        [{"role": m.role, "content": m.content} for m in plan.messages],
+    )

@@ -1,0 +1,1 @@
+"""Recall: indexing and searching a key's older exchanges (DESIGN.md, Recall)."""

@@ -1,0 +1,113 @@
+"""Ranking recalled exchanges: BM25 over one key's own statistics, then the policy.
+
+Pure. The index hands over candidates (each with its indexed terms) and the key's
+document frequencies; this module scores them (Okapi BM25, query terms weighted: hard
+facts count `HARD_WEIGHT` words), keeps what clears `MIN_SCORE` and a share of the best,
+and drops near-duplicates, so a routine message recalls nothing and a long case does not
+fill the block with the same exchange said ten times.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from memory.recall.terms import QueryTerm
+from memory.types import Exchange
+
+K1 = 1.2
+B = 0.75
+MIN_SCORE = 3.0  # one match on a term found in 1 of ~20 exchanges; a common word is below
+BEST_SHARE = 0.25  # a hit under a quarter of the best one's score is noise next to it
+COMMON_SHARE = 0.1  # a word in more than this share of the key's exchanges is not searched
+DUPLICATE = 0.7  # Jaccard of term sets at or above which two exchanges say the same
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """An indexed exchange that matched at least one query term, with its terms."""
+
+    exchange: Exchange
+    terms: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A recalled exchange: its score and the query terms it matched (for operators)."""
+
+    exchange: Exchange
+    score: float
+    matched: tuple[str, ...]
+
+
+def idf(df: int, docs: int) -> float:
+    return math.log(1.0 + (docs - df + 0.5) / (df + 0.5))
+
+
+def searchable(
+    query: Sequence[QueryTerm], df: Mapping[str, int], docs: int
+) -> tuple[QueryTerm, ...]:
+    """The query terms worth a search: present in the key's index, and (unless hard
+    facts) not so common that they match a large share of its exchanges."""
+    limit = max(1.0, COMMON_SHARE * docs)
+    return tuple(
+        q for q in query if df.get(q.term, 0) > 0 and (q.hard or df.get(q.term, 0) <= limit)
+    )
+
+
+def score(
+    query: Sequence[QueryTerm], terms: Sequence[str], df: Mapping[str, int], docs: int, avg: float
+) -> tuple[float, tuple[str, ...]]:
+    """BM25 of one document for the weighted query, and the query terms it contains."""
+    tf = Counter(terms)
+    norm = K1 * (1 - B + B * len(terms) / max(avg, 1.0))
+    total, matched = 0.0, []
+    for q in query:
+        n = tf.get(q.term, 0)
+        if n:
+            total += q.weight * idf(df.get(q.term, 1), docs) * n * (K1 + 1) / (n + norm)
+            matched.append(q.term)
+    return total, tuple(matched)
+
+
+def rank(
+    query: Sequence[QueryTerm],
+    candidates: Sequence[Candidate],
+    df: Mapping[str, int],
+    docs: int,
+    limit: int,
+) -> list[Hit]:
+    """The best `limit` hits, best first: score, then more terms matched, then newer."""
+    if not candidates:
+        return []
+    avg = sum(len(c.terms) for c in candidates) / len(candidates)
+    hits = []
+    for c in candidates:
+        value, matched = score(query, c.terms, df, docs, avg)
+        if value >= MIN_SCORE:
+            hits.append(Hit(c.exchange, round(value, 3), matched))
+    hits.sort(key=lambda h: (-h.score, -len(h.matched), -h.exchange.id))
+    if not hits:
+        return []
+    floor = hits[0].score * BEST_SHARE
+    return dedupe([h for h in hits if h.score >= floor], {c.exchange.id: c for c in candidates})[
+        :limit
+    ]
+
+
+def dedupe(hits: Sequence[Hit], by_id: Mapping[int, Candidate]) -> list[Hit]:
+    """Drop a hit whose terms are nearly those of a better one already kept."""
+    kept: list[tuple[Hit, frozenset[str]]] = []
+    for hit in hits:
+        mine = frozenset(by_id[hit.exchange.id].terms)
+        if all(_jaccard(mine, theirs) < DUPLICATE for _, theirs in kept):
+            kept.append((hit, mine))
+    return [hit for hit, _ in kept]
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a and not b:
+        return 1.0
+    return len(a & b) / len(a | b)

@@ -1,0 +1,125 @@
+"""Terms of a text for recall: folded, stemmed, function words out, hard facts whole.
+
+Pure functions. The same `terms` feed the index (each exchange) and the query (the new
+message), so both sides always agree on what a word becomes:
+
+- case and accents are folded (`Migré` → `migre`);
+- function words of Spanish and English are dropped (`words.py`);
+- a light suffix stemmer makes inflections meet (`migré`, `migración`, `migrar` → `migr`;
+  `charged`, `charges`, `charging` → `charg`), capped at `STEM_MAX` characters;
+- a hard token (anything with a digit or an `@`: an order id, an IP, a date, an amount,
+  an email) is kept whole, separators as `_` (`10.0.0.5` → `10_0_0_5`), and its long
+  digit runs are kept too, so `order-731` is found by "el pedido 731".
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+from memory.accents import strip_marks
+from memory.fold.facts import extract_facts
+from memory.recall.words import FUNCTION_WORDS
+
+STEM_MAX = 7
+MIN_WORD = 3  # shorter words carry no topic ("ip" and "ns" are kept: see _SHORT)
+HARD_WEIGHT = 4.0  # a hard fact in the message counts this many ordinary words
+FACT_WORD_WEIGHT = 2.0  # a word inside a fact the extractor found ("3 de marzo")
+_SHORT = frozenset({"ip", "ns", "dns", "vpn", "ssl", "api", "iva", "pin", "sms", "url", "ssh"})
+_TOKEN = re.compile(r"[\w@]+(?:[.\-/:,@'][\w@]+)*")
+_WORD = re.compile(r"[^\W_]+")
+_SEPARATORS = re.compile(r"[^0-9a-z]+")
+_DIGITS = re.compile(r"\d{3,}")
+_EMAIL = re.compile(r"[^\W_]@[^\W_]")
+# Longest first; a suffix is stripped only when at least three letters stay before it.
+_SUFFIX_WORDS = """
+aciones acion iciones icion amientos amiento imientos imiento mente ables able ibles
+ible istas ista ando iendo aron ieron aban abas aba iamos ian ias ia ados adas ado ada
+idos idas ido ida emos amos imos ais eis aste iste ara era ira ar er ir es as os ed ing
+ings ions ion ers er ies ly s a e o i
+"""
+_SUFFIXES = tuple(sorted(_SUFFIX_WORDS.split(), key=len, reverse=True))
+
+
+@dataclass(frozen=True, slots=True)
+class QueryTerm:
+    """One term of a query: what it is in the index, how much it weighs, and whether it
+    is a hard fact (matched exactly, never dropped as too common)."""
+
+    term: str
+    weight: float
+    hard: bool = False
+
+
+def fold(text: str) -> str:
+    """Lowercase without accents: `Migración` → `migracion`."""
+    return strip_marks(unicodedata.normalize("NFKD", text.lower()))
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A light Spanish/English stem of a folded word (see the module docstring)."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= MIN_WORD:
+            word = word[: -len(suffix)]
+            break
+    return word[:STEM_MAX]
+
+
+def _is_hard(token: str) -> bool:
+    """A token with a digit, or an email-like `x@y`."""
+    return any(c.isdigit() for c in token) or _EMAIL.search(token) is not None
+
+
+def _hard(token: str) -> list[str]:
+    whole = _SEPARATORS.sub("_", token).strip("_")
+    runs = [run for run in _DIGITS.findall(token) if run != whole]
+    return [whole, *runs] if whole else runs
+
+
+def _words(token: str) -> list[str]:
+    out = []
+    for word in _WORD.findall(token):
+        if word in FUNCTION_WORDS or (len(word) < MIN_WORD and word not in _SHORT):
+            continue
+        out.append(stem(word))
+    return out
+
+
+def terms(text: str) -> list[str]:
+    """Every term of `text` in order, repeats kept (term frequency counts)."""
+    out: list[str] = []
+    for token in _TOKEN.findall(fold(text)):
+        if _is_hard(token):
+            out.extend(_hard(token))
+        else:
+            out.extend(_words(token))
+    return out
+
+
+def hard_terms(text: str) -> frozenset[str]:
+    """The hard-fact terms of `text` (digits or `@`), as `terms` writes them."""
+    out: set[str] = set()
+    for token in _TOKEN.findall(fold(text)):
+        if _is_hard(token):
+            out.update(_hard(token))
+    return frozenset(out)
+
+
+def query_terms(message: str, limit: int = 12) -> tuple[QueryTerm, ...]:
+    """The terms to search for `message`: distinct, hard facts first and heaviest, then
+    words inside extracted facts, then the other words in order; at most `limit`."""
+    hard = hard_terms(message)
+    fact_words = {t for f in extract_facts(message) for t in terms(f.value)} - hard
+    seen: dict[str, QueryTerm] = {}
+    for term in terms(message):
+        if term in seen:
+            continue
+        if term in hard:
+            seen[term] = QueryTerm(term, HARD_WEIGHT, hard=True)
+        else:
+            seen[term] = QueryTerm(term, FACT_WORD_WEIGHT if term in fact_words else 1.0)
+    ordered = sorted(seen.values(), key=lambda q: -q.weight)  # stable: message order kept
+    return tuple(ordered[:limit])

@@ -1,0 +1,239 @@
+"""The recall index on SQLite: FTS5 tables of each key's signal exchanges.
+
+Design, and why:
+
+- **Per-key terms.** Every indexed term is written as `k<session id>_<term>` (terms from
+  `memory.recall.terms`, so stemming and folding happen in Python, identically for
+  index and query). One key's search looks up only its own terms: it never walks
+  another key's doclists, however many keys share the table. Its statistics (document
+  frequencies, its count of documents `k<id>__n`) come from the `fts5vocab` table, so
+  BM25 is computed over the key's own exchanges (`memory.recall.rank`).
+- **rowid = exchange id.** A reset needs nothing (the search filters the current
+  episode through `exchanges`), and neither does `/undo` (exchanges move episode, ids
+  stay).
+- **Shards.** `SHARDS` tables by session id: `/forget` deletes the key's rows and then
+  merges its shard into one segment (`optimize`), so no segment keeps the deleted terms;
+  with `PRAGMA secure_delete` the freed pages are zeroed. SQLite 3.40 has no FTS5
+  `secure-delete` option (3.44), hence the merge; a shard is a fraction of the index,
+  so a forget rewrites only that fraction.
+- Noise is never indexed: `index_exchange` is called only for signal exchanges.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+from collections.abc import Sequence
+from datetime import datetime
+from functools import partial
+from typing import Any
+
+from memory.recall.rank import Candidate, Hit, rank, searchable
+from memory.recall.terms import QueryTerm, terms
+from memory.store.sqlite.connection import in_transaction
+from memory.types import Exchange
+
+SHARDS = 8
+# Matching exchanges read per search, FTS5's own BM25 first (key-local document
+# frequencies; its N is the whole table's): `memory.recall.rank` re-ranks these few in
+# Python over the key's own statistics.
+CANDIDATES = 30
+PROGRESS_FROM = 20_000  # a backfill this large shows a progress bar
+_BATCH = 5_000
+
+
+def _first(cur: sqlite3.Cursor) -> Any:
+    """The first row, with the statement run to its end (no read snapshot left open)."""
+    rows = cur.fetchall()
+    return rows[0] if rows else None
+
+
+def table(session_id: int) -> str:
+    return f"recall_fts_{session_id % SHARDS}"
+
+
+def _vocab(session_id: int) -> str:
+    return f"recall_vocab_{session_id % SHARDS}"
+
+
+def create_tables(db: sqlite3.Connection) -> None:
+    """The migration: the shards, their vocabularies and the backfill mark."""
+    parts = [
+        "CREATE TABLE recall_meta (built INTEGER NOT NULL)",
+        "INSERT INTO recall_meta VALUES (0)",
+    ]
+    for shard in range(SHARDS):
+        parts.append(
+            f"CREATE VIRTUAL TABLE recall_fts_{shard} USING fts5("
+            "body, tokenize = \"unicode61 remove_diacritics 0 tokenchars '_'\")"
+        )
+        parts.append(
+            f"CREATE VIRTUAL TABLE recall_vocab_{shard} USING fts5vocab(recall_fts_{shard}, 'row')"
+        )
+    for statement in parts:
+        db.execute(statement)
+
+
+def _prefix(session_id: int) -> str:
+    return f"k{session_id}_"
+
+
+def body(session_id: int, user_text: str, reply_text: str) -> str:
+    """What is indexed for one exchange: its per-key terms and the key's document mark."""
+    prefix = _prefix(session_id)
+    words = terms(user_text) + terms(reply_text)
+    return " ".join([f"{prefix}_n", *(prefix + t for t in words)])
+
+
+def index_exchange(
+    db: sqlite3.Connection, exchange_id: int, session_id: int, user_text: str, reply_text: str
+) -> None:
+    """Index one signal exchange, in the caller's transaction."""
+    db.execute(
+        f"INSERT INTO {table(session_id)} (rowid, body) VALUES (?, ?)",
+        (exchange_id, body(session_id, user_text, reply_text)),
+    )
+
+
+def search(
+    db: sqlite3.Connection,
+    *,
+    session_id: int,
+    episode_id: int,
+    query: Sequence[QueryTerm],
+    before: int | None,
+    limit: int,
+) -> list[Hit]:
+    """The ranked hits of `query` in the episode's exchanges with `id < before`."""
+    if not query or limit <= 0:
+        return []
+    prefix = _prefix(session_id)
+    names = [prefix + "_n", *(prefix + q.term for q in query)]
+    marks = ", ".join("?" * len(names))
+    stats = dict(
+        db.execute(f"SELECT term, doc FROM {_vocab(session_id)} WHERE term IN ({marks})", names)
+    )
+    docs = int(stats.pop(prefix + "_n", 0))
+    df = {name.removeprefix(prefix): int(n) for name, n in stats.items()}
+    wanted = searchable(query, df, docs)
+    if not wanted:
+        return []
+    match = " OR ".join(f'"{prefix}{q.term}"' for q in wanted)
+    rows = db.execute(
+        f"SELECT f.rowid, f.body, x.episode_id, x.user_text, x.reply_text, x.created_at"
+        f" FROM {table(session_id)} f JOIN exchanges x ON x.id = f.rowid"
+        f" WHERE {table(session_id)} MATCH ? AND f.rowid < ? AND x.episode_id = ?"
+        " ORDER BY rank LIMIT ?",
+        (match, 2**62 if before is None else before, episode_id, CANDIDATES),
+    ).fetchall()
+    candidates = [_candidate(row, prefix) for row in rows]
+    return rank(wanted, candidates, df, docs, limit)
+
+
+def _candidate(row: Sequence[Any], prefix: str) -> Candidate:
+    exchange = Exchange(
+        int(row[0]),
+        int(row[2]),
+        row[3],
+        row[4],
+        True,
+        None,
+        datetime.fromisoformat(row[5]) if row[5] else None,
+    )
+    cut = len(prefix)
+    return Candidate(exchange, tuple(t[cut:] for t in row[1].split(" ")[1:]))
+
+
+def forget_session(db: sqlite3.Connection, session_id: int) -> int:
+    """Delete the session's indexed text for real: its rows, then its shard merged into
+    one segment so no older segment still holds the terms. Returns rows deleted."""
+    name = table(session_id)
+    cur = db.execute(
+        f"DELETE FROM {name} WHERE rowid IN"
+        " (SELECT id FROM exchanges WHERE session_id = ? AND signal = 1)",
+        (session_id,),
+    )
+    db.execute(f"INSERT INTO {name} ({name}) VALUES ('optimize')")
+    return cur.rowcount
+
+
+def forget_key(db: sqlite3.Connection, key: str) -> int:
+    row = _first(db.execute("SELECT id FROM sessions WHERE key = ?", (key,)))
+    return forget_session(db, int(row[0])) if row else 0
+
+
+def size(db: sqlite3.Connection, key: str) -> tuple[int, int]:
+    """(indexed exchanges of `key`, bytes of all recall tables) — for `inspect`."""
+    row = _first(db.execute("SELECT id FROM sessions WHERE key = ?", (key,)))
+    indexed = 0
+    if row is not None:
+        sid = int(row[0])
+        got = _first(
+            db.execute(f"SELECT doc FROM {_vocab(sid)} WHERE term = ?", (_prefix(sid) + "_n",))
+        )
+        indexed = int(got[0]) if got else 0
+    pages = _first(db.execute("PRAGMA page_size"))[0]
+    try:
+        used = _first(db.execute("SELECT COUNT(*) FROM dbstat WHERE name LIKE 'recall_fts_%'"))[0]
+    except sqlite3.OperationalError:  # dbstat not compiled in
+        used = 0
+    return indexed, int(used) * int(pages)
+
+
+def rebuild(db: sqlite3.Connection, *, progress: bool | None = None) -> int:
+    """(Re)build the whole index from the stored signal exchanges, in batches; a bar on
+    stderr when it is large. Runs in the caller's transaction. Returns rows indexed."""
+    for shard in range(SHARDS):
+        db.execute(f"DELETE FROM recall_fts_{shard}")
+    total = _first(db.execute("SELECT COUNT(*) FROM exchanges WHERE signal = 1"))[0]
+    show = total >= PROGRESS_FROM if progress is None else progress
+    done, last = 0, 0
+    with _bar(total, show) as advance:
+        while True:
+            rows = db.execute(
+                "SELECT id, session_id, user_text, reply_text FROM exchanges"
+                " WHERE signal = 1 AND id > ? ORDER BY id LIMIT ?",
+                (last, _BATCH),
+            ).fetchall()
+            if not rows:
+                break
+            for ex_id, sid, user, reply in rows:
+                index_exchange(db, int(ex_id), int(sid), user, reply)
+            last = int(rows[-1][0])
+            done += len(rows)
+            advance(len(rows))
+    for shard in range(SHARDS):  # one segment per shard: a search reads one b-tree each
+        db.execute(f"INSERT INTO recall_fts_{shard} (recall_fts_{shard}) VALUES ('optimize')")
+    db.execute("UPDATE recall_meta SET built = 1")
+    return done
+
+
+def build_if_needed(db: sqlite3.Connection) -> int:
+    """Backfill after the migration created the tables (existing databases)."""
+    row = _first(db.execute("SELECT built FROM recall_meta"))
+    if row is not None and int(row[0]):
+        return 0
+    return in_transaction(db, partial(rebuild, db))
+
+
+class _bar:
+    """A rich progress bar on stderr, or nothing."""
+
+    def __init__(self, total: int, show: bool) -> None:
+        self.total, self.show = total, show
+        self._progress: Any = None
+
+    def __enter__(self) -> Any:
+        if not self.show:
+            return lambda _n: None
+        from rich.console import Console
+        from rich.progress import Progress
+
+        self._progress = Progress(console=Console(file=sys.stderr))
+        self._progress.start()
+        task = self._progress.add_task("recall index", total=self.total)
+        return lambda n: self._progress.advance(task, n)
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()

@@ -1,0 +1,198 @@
+"""Carry-over (invariant 6): after an automatic reset only the user's identity facts, in
+one labelled block, reach the model from earlier episodes; `/reset`, `none` and `/forget`
+carry nothing; `/undo` brings the old episode back and drops the block."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from memory.blocks import CARRY_OVER_TAG
+from memory.carry_over import carried, carry_over_block
+from memory.engine import EngineConfig, MemoryEngine
+from memory.fold.service import FoldService
+from memory.policy import Assembly
+from memory.store.sqlite.store import SQLiteStore
+from memory.types import Exchange, TopicDecision, TurnState
+from tests.support.fakes import FakeSummarizer, ScriptedChatModel
+
+KEY = "console:carry"
+OLD = [
+    "Hola, soy Ana García. Mi correo es ana@example.com.",
+    "El pedido 4471 llegó con la pantalla rota.",
+    "Quiero que me devolváis los 45,90 euros.",
+]
+NEW = "Otra cosa: ¿abrís el sábado por la tarde?"
+SECRET_BITS = ("4471", "pantalla", "45,90", "devolváis")
+
+
+class WordTokenizer:
+    name = "words"
+
+    def count(self, text: str) -> int:
+        return len(text.split())
+
+
+async def reset_on_otra(_state: TurnState, message: str, _now: datetime) -> TopicDecision:
+    """A topic check that resets exactly when the message starts with "Otra cosa"."""
+    if message.startswith("Otra cosa"):
+        return TopicDecision("reset", "topic", {"cue": "otra cosa"})
+    return TopicDecision("continue", "same")
+
+
+def engine_for(store: SQLiteStore, carry: str = "identity") -> MemoryEngine:
+    tok = WordTokenizer()
+    folds = FoldService(
+        store, FakeSummarizer(), tok, window=2, fold_batch=2, summary_tokens=200, language="es"
+    )
+    config = EngineConfig(
+        "Soporte.", window=2, fold_batch=2, context_tokens=4000, reset_carry=carry
+    )
+    return MemoryEngine(store, ScriptedChatModel(), folds, tok, config, topic=reset_on_otra)
+
+
+async def turn(engine: MemoryEngine, text: str) -> Assembly:
+    prepared = await engine.prepare(KEY, text)
+    outcome = await engine.call(prepared)
+    await engine.record(prepared, outcome, shown=("x",))
+    await engine.folds.drain()
+    return outcome.assembly
+
+
+def sent_text(plan: Assembly) -> str:
+    return plan.system + "\n" + "\n".join(m.content for m in plan.messages)
+
+
+@pytest.fixture
+async def store() -> AsyncIterator[SQLiteStore]:
+    opened = await SQLiteStore.open(":memory:")
+    yield opened
+    await opened.close()
+
+
+def test_only_identity_facts_from_the_users_words_are_carried() -> None:
+    """Name and email come along; the order id, amount and the assistant's name do not."""
+    exchanges = [
+        Exchange(1, 1, OLD[0], "Hola Ana, soy Marta, de soporte."),
+        Exchange(2, 1, OLD[1], "Lo siento."),
+    ]
+    pairs = carried(exchanges)
+    assert ("name", "Ana García") in pairs
+    assert ("email", "ana@example.com") in pairs
+    assert all("4471" not in v and "Marta" not in v for _, v in pairs)
+    chained = carried([Exchange(5, 2, "Mi teléfono es 612 345 678.", "ok")], pairs)
+    assert ("email", "ana@example.com") in chained  # an earlier episode's facts still count
+
+
+def test_the_block_is_labelled_and_empty_without_facts() -> None:
+    """The block says where the facts come from and that they may be out of date."""
+    block = carry_over_block((("name", "Ana"),), "en")
+    assert block.startswith(f"<{CARRY_OVER_TAG}>\nabout this user, from earlier conversations")
+    assert "may be out of date" in block
+    assert "- name: Ana" in block
+    assert carry_over_block((), "es") == ""
+
+
+async def test_after_an_automatic_reset_only_the_carry_over_reaches_the_model(
+    store: SQLiteStore,
+) -> None:
+    """No earlier-episode content but the identity block is in the first new request."""
+    engine = engine_for(store)
+    for text in OLD:
+        await turn(engine, text)
+    plan = await turn(engine, NEW)
+    sent = sent_text(plan)
+    assert f"<{CARRY_OVER_TAG}>" in plan.system
+    assert "ana@example.com" in plan.system
+    assert not any(bit in sent for bit in SECRET_BITS)
+    assert plan.summary is None
+    assert plan.window == ()
+    assert plan.recall.hits == ()
+    assert plan.tokens["carry_over"] > 0
+    assert plan.tokens["total"] == sum(v for k, v in plan.tokens.items() if k != "total")
+    later = await turn(engine, "¿Y el domingo?")
+    assert "ana@example.com" in later.system  # stable across the episode's turns
+
+
+async def test_the_carry_over_sits_between_memory_and_recall(store: SQLiteStore) -> None:
+    """Assembly order: prompt, memory block, carry-over block, recall block."""
+    engine = engine_for(store)
+    for text in OLD:
+        await turn(engine, text)
+    for text in (NEW, "Necesito la factura 7788 de marzo", "Gracias", "Vale", "Perfecto"):
+        await turn(engine, text)
+    plan = await turn(engine, "¿Qué pasó con la factura 7788?")
+    system = plan.system
+    assert system.index("<memory") < system.index(f"<{CARRY_OVER_TAG}") < system.index("<recall")
+
+
+async def test_manual_reset_carries_nothing(store: SQLiteStore) -> None:
+    """`/reset` is a clean slate: no carry-over block, no earlier content."""
+    engine = engine_for(store)
+    for text in OLD:
+        await turn(engine, text)
+    await engine.episodes.reset(KEY)
+    plan = await turn(engine, "¿Abrís el sábado?")
+    assert f"<{CARRY_OVER_TAG}" not in plan.system
+    assert "Ana" not in sent_text(plan)
+
+
+async def test_none_carries_nothing(store: SQLiteStore) -> None:
+    """With `VENTANA_RESET_CARRY=none` an automatic reset is a clean slate too."""
+    engine = engine_for(store, carry="none")
+    for text in OLD:
+        await turn(engine, text)
+    plan = await turn(engine, NEW)
+    assert f"<{CARRY_OVER_TAG}" not in plan.system
+    assert "Ana" not in sent_text(plan)
+
+
+async def test_undo_restores_the_episode_and_drops_the_carry_over(store: SQLiteStore) -> None:
+    """`/undo` after an automatic reset: the old window is back, the block is gone."""
+    engine = engine_for(store)
+    for text in OLD:
+        await turn(engine, text)
+    await turn(engine, NEW)
+    assert await engine.episodes.undo(KEY) is not None
+    plan = await turn(engine, "Sigo con lo del pedido")
+    assert f"<{CARRY_OVER_TAG}" not in plan.system
+    assert "45,90" in sent_text(plan)  # the previous episode's last exchange is back
+
+
+async def test_the_carry_over_survives_a_restart(tmp_path: Path) -> None:
+    """Stored with the episode: a reopened database gives the same block."""
+    path = tmp_path / "v.db"
+    store = await SQLiteStore.open(path)
+    engine = engine_for(store)
+    for text in [*OLD, NEW]:
+        await turn(engine, text)
+    await store.close()
+    again = await SQLiteStore.open(path)
+    try:
+        plan = await turn(engine_for(again), "¿Y el domingo?")
+        assert "ana@example.com" in plan.system
+    finally:
+        await again.close()
+
+
+async def test_forget_erases_the_carry_over(tmp_path: Path) -> None:
+    """After `/forget` no byte of the carried facts is left in the database files."""
+    path = tmp_path / "v.db"
+    store = await SQLiteStore.open(path)
+    try:
+        engine = engine_for(store)
+        for text in [*OLD, NEW]:
+            await turn(engine, text)
+        await engine.episodes.forget(KEY)
+        assert await store.episodes(KEY) == []
+    finally:
+        await store.close()
+    assert not any(b"ana@example.com" in data for data in files_of(tmp_path))
+
+
+def files_of(folder: Path) -> list[bytes]:
+    """Every file's bytes in `folder` (the database, its WAL and shared memory)."""
+    return [file.read_bytes() for file in folder.iterdir()]
