@@ -13,7 +13,6 @@ rounds; the figure is big ÷ small.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import statistics
 import tempfile
@@ -25,11 +24,11 @@ from pathlib import Path
 from bench.common import (
     FastChat,
     Target,
+    bench_args,
     bench_settings,
     build_app,
     ms,
     percentile,
-    quiet_logs,
     ts,
 )
 from bench.seed import SeedSession, seed
@@ -133,16 +132,14 @@ def report(result: Result) -> list[Target]:
 
 
 def main(argv: Sequence[str] | None = None) -> list[Target]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--big", type=int, default=1_000_000, help="messages in the big DB")
-    parser.add_argument("--small", type=int, default=10_000, help="messages in the small DB")
-    parser.add_argument("--turns", type=int, default=100)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--quick", action="store_true", help="100k vs 10k, 30 turns, 1 round")
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.big, args.turns, args.rounds = 100_000, 30, 1
-    quiet_logs()
+    args = bench_args(
+        __doc__,
+        argv,
+        {"big": 1_000_000, "small": 10_000, "turns": 100, "rounds": 3},
+        quick={"big": 100_000, "turns": 30, "rounds": 1},
+        quick_help="100k vs 10k, 30 turns, 1 round",
+        helps={"big": "messages in the big DB", "small": "messages in the small DB"},
+    )
     return report(asyncio.run(measure(args.small, args.big, args.turns, args.rounds)))
 
 

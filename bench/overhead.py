@@ -30,7 +30,6 @@ set where `SQLiteSession` configures each of its connections).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sqlite3
 import tempfile
@@ -43,11 +42,11 @@ from typing import Any
 from bench.common import (
     FastChat,
     Target,
+    bench_args,
     bench_settings,
     build_app,
     ms,
     percentile,
-    quiet_logs,
     ts,
 )
 from bench.transcripts import long_support
@@ -361,15 +360,13 @@ def report(result: Result) -> list[Target]:
 
 
 def main(argv: Sequence[str] | None = None) -> list[Target]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--chats", type=int, default=20)
-    parser.add_argument("--turns", type=int, default=40)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--quick", action="store_true", help="4 chats × 10 turns, 1 round")
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.chats, args.turns, args.rounds = 4, 10, 1
-    quiet_logs()
+    args = bench_args(
+        __doc__,
+        argv,
+        {"chats": 20, "turns": 40, "rounds": 3},
+        quick={"chats": 4, "turns": 10, "rounds": 1},
+        quick_help="4 chats × 10 turns, 1 round",
+    )
     targets: list[Target] = []
     for schedule in SCHEDULES:
         targets += report(
