@@ -21,23 +21,13 @@ from tests.support.whatsapp import (
     LUCIA,
     VERIFY_TOKEN,
     FakeGraph,
-    clear_env,
     count_rows,
     golden,
     inbox_statuses,
     make_settings,
 )
 
-
-@pytest.fixture(autouse=True)
-def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    clear_env(monkeypatch, tmp_path)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+pytestmark = pytest.mark.usefixtures("clean_env")
 
 
 async def seed_inbox(db: Path) -> None:
@@ -61,9 +51,9 @@ async def eventually(check: Callable[[], bool]) -> None:
     raise AssertionError("condition not met within five seconds")
 
 
-async def test_serves_whatsapp_and_healthz_then_stops_cleanly(tmp_path: Path) -> None:
+async def test_serves_whatsapp_and_healthz_then_stops_cleanly(tmp_path: Path, port: int) -> None:
     """Real port: health, handshake, a signed message answered; cancel frees the port."""
-    db, port = tmp_path / "ventana.db", free_port()
+    db = tmp_path / "ventana.db"
     await seed_inbox(db)
     graph, model, ready = FakeGraph(), ScriptedChatModel(reply=respuesta), asyncio.Event()
     settings = make_settings(db, http_port=port)
