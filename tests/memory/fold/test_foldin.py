@@ -16,6 +16,7 @@ from memory.policy import TooLarge
 from memory.store.conversation import NewExchange, NewSummary
 from memory.store.sqlite.store import SQLiteStore
 from providers.base import ContextTooLong
+from tests.memory.fold.fold_support import engine_over
 from tests.memory.test_engine_invariants import WordTokenizer
 from tests.support.fakes import FakeSummarizer, ScriptedChatModel
 
@@ -206,20 +207,11 @@ async def test_short_repetitive_chat_keeps_folding_and_keeps_every_order_number(
     from memory.fold.extractive import ExtractiveSummarizer
     from memory.tokens import default_tokenizer
 
-    store = await SQLiteStore.open(":memory:")
     tok = default_tokenizer()
-    folds = FoldService(
-        store,
-        ExtractiveSummarizer(tok),
-        tok,
-        window=6,
-        fold_batch=4,
-        summary_tokens=800,
-        language="es",
-    )
     model = ScriptedChatModel()
-    engine = MemoryEngine(store, model, folds, tok, EngineConfig("S", window=6, fold_batch=4))
-    try:
+    summarizer = ExtractiveSummarizer(tok)
+    setup = engine_over(summarizer, tok, model, window=6, fold_batch=4, summary_tokens=800)
+    async with setup as (store, folds, engine):
         for i in range(60):
             model.script.append(
                 f"Gracias, anoto lo que comentas en la respuesta {i}. Revisamos el caso y te"
@@ -238,9 +230,6 @@ async def test_short_repetitive_chat_keeps_folding_and_keeps_every_order_number(
         assert state.summary.checkpoint >= 60 - 6 - 3  # exchange ids count from 1
         for i in range(state.summary.checkpoint):
             assert f"#48{i}" in state.summary.text, f"#48{i} lost"
-    finally:
-        await folds.aclose()
-        await store.close()
 
 
 async def test_background_folds_are_bounded_but_budget_folds_never_wait() -> None:
