@@ -50,16 +50,14 @@ def _spawn(
 def _run(
     args: list[str], tmp_path: Path, stdin: str = "", **extra: str
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bot", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=_env(tmp_path, **extra),
-        cwd=tmp_path,
-        timeout=60,
-        check=False,
-    )
+    pipe = subprocess.PIPE
+    with _spawn(args, tmp_path, stdin=pipe, stdout=pipe, stderr=pipe, **extra) as proc:
+        try:
+            out, err = proc.communicate(stdin, timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def test_console_piped_input_then_end_of_input(tmp_path: Path) -> None:
