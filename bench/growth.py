@@ -21,16 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.common import (
-    FastChat,
-    Target,
-    bench_args,
-    bench_settings,
-    build_app,
-    ms,
-    percentile,
-    ts,
-)
+from bench import common
 from bench.seed import SeedSession, seed
 from bench.transcripts import long_support
 from bot.conversation.inbound import Inbound
@@ -74,14 +65,14 @@ def layout(messages: int) -> list[SeedSession]:
 
 
 async def _turns(db: Path, turns: int, round_no: int, texts: Sequence[str]) -> list[float]:
-    app = await build_app(bench_settings(db), FastChat())
+    app = await common.build_app(common.bench_settings(db), common.FastChat())
     keys = ["telegram:1"] + [f"telegram:{i}" for i in range(2, 2 + OTHERS)]
     times: list[float] = []
     try:
         for t in range(turns):
             key = keys[t % len(keys)]
             text = texts[t % len(texts)]
-            inbound = Inbound(key, text, f"growth-{round_no}-{t}", ts(t), key)
+            inbound = Inbound(key, text, f"growth-{round_no}-{t}", common.ts(t), key)
             t0 = time.perf_counter()
             await app.handler.handle(inbound)
             times.append(time.perf_counter() - t0)
@@ -105,7 +96,7 @@ async def measure(small: int, big: int, turns: int, rounds: int) -> Result:
         for r in range(rounds):
             for name in ("small", "big"):
                 times = await _turns(paths[name], turns, r, texts)
-                p50s[name].append(percentile(times, 50))
+                p50s[name].append(common.percentile(times, 50))
                 means[name].append(statistics.fmean(times))
     sizes = {
         name: Size(
@@ -119,20 +110,22 @@ async def measure(small: int, big: int, turns: int, rounds: int) -> Result:
     return Result(sizes["small"], sizes["big"])
 
 
-def report(result: Result) -> list[Target]:
+def report(result: Result) -> list[common.Target]:
     print("== growth: per-turn time, big DB vs small DB (zero-latency model, defaults)")
     for name, size in (("small", result.small), ("big", result.big)):
         print(
             f"  {name:<6} {size.messages:>10,} messages (seeded in {size.seed_s:5.1f} s)   "
-            f"p50 {ms(size.p50_s):>10}   mean {ms(size.mean_s):>10}"
+            f"p50 {common.ms(size.p50_s):>10}   mean {common.ms(size.mean_s):>10}"
         )
     print(f"  ratio big/small: p50 {result.p50_ratio:.2f}×   mean {result.mean_ratio:.2f}×")
     label = f"per-turn p50, {result.big.messages:,} ÷ {result.small.messages:,} msgs"
-    return [Target("growth", label, result.p50_ratio, 1.2, "low", f"{result.p50_ratio:.2f}×")]
+    return [
+        common.Target("growth", label, result.p50_ratio, 1.2, "low", f"{result.p50_ratio:.2f}×")
+    ]
 
 
-def main(argv: Sequence[str] | None = None) -> list[Target]:
-    args = bench_args(
+def main(argv: Sequence[str] | None = None) -> list[common.Target]:
+    args = common.bench_args(
         __doc__,
         argv,
         {"big": 1_000_000, "small": 10_000, "turns": 100, "rounds": 3},
