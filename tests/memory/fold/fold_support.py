@@ -109,8 +109,10 @@ async def engine_over(
     fold_batch: int,
     summary_tokens: int,
     system: str = "S",
+    **config: Any,
 ) -> AsyncIterator[tuple[SQLiteStore, FoldService, MemoryEngine]]:
-    """An in-memory store, its fold service and an engine over `chat`; closed on exit."""
+    """An in-memory store, its fold service and an engine over `chat` (`config`: more
+    `EngineConfig` fields); closed on exit."""
     store = await SQLiteStore.open(":memory:")
     folds = FoldService(
         store,
@@ -121,9 +123,9 @@ async def engine_over(
         summary_tokens=summary_tokens,
         language="es",
     )
-    config = EngineConfig(system, window=window, fold_batch=fold_batch)
+    settings = EngineConfig(system, window=window, fold_batch=fold_batch, **config)
     try:
-        yield store, folds, MemoryEngine(store, chat, folds, tokenizer, config)
+        yield store, folds, MemoryEngine(store, chat, folds, tokenizer, settings)
     finally:
         await folds.aclose()
         await store.close()

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 import structlog.testing
 
-from memory.engine import EngineConfig, MemoryEngine
+from memory.engine import MemoryEngine
 from memory.fold.service import FoldService
 from memory.policy import TooLarge
 from memory.store.conversation import NewExchange, NewSummary
@@ -35,19 +35,18 @@ class Rig:
 
 @pytest.fixture
 async def rig() -> AsyncIterator[Rig]:
-    store = await SQLiteStore.open(":memory:")
-    summarizer = FakeSummarizer()
-    tok = WordTokenizer()
-    folds = FoldService(
-        store, summarizer, tok, window=2, fold_batch=2, summary_tokens=80, language="es"
+    summarizer, model = FakeSummarizer(), ScriptedChatModel()
+    setup = engine_over(
+        summarizer,
+        WordTokenizer(),
+        model,
+        window=2,
+        fold_batch=2,
+        summary_tokens=80,
+        context_tokens=400,
     )
-    model = ScriptedChatModel()
-    engine = MemoryEngine(
-        store, model, folds, tok, EngineConfig("S", window=2, fold_batch=2, context_tokens=400)
-    )
-    yield Rig(store, summarizer, folds, model, engine)
-    await folds.aclose()
-    await store.close()
+    async with setup as (store, folds, engine):
+        yield Rig(store, summarizer, folds, model, engine)
 
 
 async def _turns(rig: Rig, n: int, words: int = 3) -> None:
