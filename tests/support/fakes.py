@@ -96,3 +96,13 @@ class FakeSummarizer:
         ]
         text = "\n".join([previous, *lines] if previous else lines)
         return SummaryDraft(text, 20, 10, self.name)
+
+
+async def eventually(check: Callable[[], bool], seconds: float = 5.0) -> None:
+    """Poll `check` until it holds, for at most `seconds`: the state it reads belongs to
+    other tasks or threads (a server's, the store's)."""
+    for _ in range(int(seconds / 0.005)):
+        if check():
+            return
+        await asyncio.sleep(0.005)
+    raise AssertionError(f"condition not met within {seconds:g} s")

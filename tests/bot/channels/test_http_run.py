@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from bot.channels.run import run_channels
 from bot.channels.whatsapp.webhook import sign
 from memory.store.sqlite.store import SQLiteStore
 from providers.offline import OfflineChatModel
-from tests.support.fakes import ScriptedChatModel, respuesta
+from tests.support.fakes import ScriptedChatModel, eventually, respuesta
 from tests.support.whatsapp import (
     APP_SECRET,
     LUCIA,
@@ -40,15 +39,6 @@ async def seed_inbox(db: Path) -> None:
         assert entry is not None
         await store.inbox_mark(entry.id, "done", at=at)
     await store.close()
-
-
-async def eventually(check: Callable[[], bool]) -> None:
-    """Poll `check` for up to five seconds: the state belongs to tasks of the server."""
-    for _ in range(250):
-        if check():
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("condition not met within five seconds")
 
 
 async def test_serves_whatsapp_and_healthz_then_stops_cleanly(tmp_path: Path, port: int) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -18,7 +18,7 @@ from memory.store.sqlite.store import SQLiteStore
 from providers.base import ContextTooLong
 from tests.memory.fold.fold_support import engine_over
 from tests.memory.test_engine_invariants import WordTokenizer
-from tests.support.fakes import FakeSummarizer, ScriptedChatModel
+from tests.support.fakes import FakeSummarizer, ScriptedChatModel, eventually
 
 KEY = "console:fold"
 T0 = datetime(2026, 7, 1, tzinfo=UTC)
@@ -259,13 +259,13 @@ async def test_background_folds_are_bounded_but_budget_folds_never_wait() -> Non
                     )
                 )
             folds.request(key)
-        await _until(lambda: len(summarizer.calls) >= 2)
+        await eventually(lambda: len(summarizer.calls) >= 2)
         await asyncio.sleep(0.05)
         assert len(summarizer.calls) == 2, "two background folds at once"
         urgent = asyncio.create_task(folds.fold("console:urgent-none"))
         sync_key = keys[-1]
         sync = asyncio.create_task(folds.fold(sync_key, keep_window=1))
-        await _until(lambda: len(summarizer.calls) >= 3)
+        await eventually(lambda: len(summarizer.calls) >= 3)
         assert len(summarizer.calls) == 3, "the budget's fold started without a slot"
         assert await urgent is None
         assert summarizer.gate is not None
@@ -280,12 +280,3 @@ async def test_background_folds_are_bounded_but_budget_folds_never_wait() -> Non
     finally:
         await folds.aclose()
         await store.close()
-
-
-async def _until(condition: Callable[[], bool]) -> None:
-    """Poll (the store answers from its own threads) for at most 5 s."""
-    for _ in range(1000):
-        if condition():
-            return
-        await asyncio.sleep(0.005)
-    raise AssertionError("condition not met within 5 s")
