@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -98,6 +99,31 @@ def quiet_logs() -> None:
         cache_logger_on_first_use=True,
     )
     logging.basicConfig(level=logging.WARNING, force=True)
+
+
+def bench_args(
+    doc: str | None,
+    argv: Sequence[str] | None,
+    options: Mapping[str, int | float],
+    *,
+    quick: Mapping[str, int | float],
+    quick_help: str,
+    helps: Mapping[str, str] | None = None,
+) -> argparse.Namespace:
+    """A bench's command line: one `--name` per option (its default's type), and `--quick`
+    setting the `quick` values; logs are quieted, as every bench wants."""
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
+    for name, default in options.items():
+        flag = "--" + name.replace("_", "-")
+        parser.add_argument(
+            flag, type=type(default), default=default, help=(helps or {}).get(name)
+        )
+    parser.add_argument("--quick", action="store_true", help=quick_help)
+    args = parser.parse_args(argv)
+    if args.quick:
+        vars(args).update(quick)
+    quiet_logs()
+    return args
 
 
 def bench_settings(db: Path, **overrides: Any) -> Settings:

@@ -18,7 +18,6 @@ p50(no folds).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import tempfile
 import time
@@ -30,11 +29,11 @@ from bench.common import (
     FastChat,
     SleepySummaryModel,
     Target,
+    bench_args,
     bench_settings,
     build_app,
     ms,
     percentile,
-    quiet_logs,
     ts,
 )
 from bench.seed import SeedSession, seed
@@ -150,15 +149,13 @@ def report(result: Result) -> list[Target]:
 
 
 def main(argv: Sequence[str] | None = None) -> list[Target]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--chats", type=int, default=1000)
-    parser.add_argument("--latency", type=float, default=2.0)
-    parser.add_argument("--fold-latency", type=float, default=3.0)
-    parser.add_argument("--quick", action="store_true", help="100 chats, 0.5 s / 0.75 s")
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.chats, args.latency, args.fold_latency = 100, 0.5, 0.75
-    quiet_logs()
+    args = bench_args(
+        __doc__,
+        argv,
+        {"chats": 1000, "latency": 2.0, "fold_latency": 3.0},
+        quick={"chats": 100, "latency": 0.5, "fold_latency": 0.75},
+        quick_help="100 chats, 0.5 s / 0.75 s",
+    )
     return report(asyncio.run(measure(args.chats, args.latency, args.fold_latency)))
 
 

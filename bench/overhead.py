@@ -30,7 +30,6 @@ set where `SQLiteSession` configures each of its connections).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sqlite3
 import tempfile
@@ -38,16 +37,16 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from bench.common import (
     FastChat,
     Target,
+    bench_args,
     bench_settings,
     build_app,
     ms,
     percentile,
-    quiet_logs,
     ts,
 )
 from bench.transcripts import long_support
@@ -158,14 +157,20 @@ async def _schedule(turn: Turn, chats: int, turns: int, concurrent: bool) -> lis
     return times
 
 
+async def _timed(
+    turn: Turn, texts: Texts, concurrent: bool, settle: Callable[[], Awaitable[None]] | None = None
+) -> tuple[list[float], float, float]:
+    """Every (chat, turn) of `texts` once, then `settle`: each turn's seconds, and the wall
+    and CPU seconds of it all."""
+    started, cpu = time.perf_counter(), time.process_time()
+    times = await _schedule(turn, len(texts), len(texts[0]), concurrent)
+    if settle is not None:
+        await settle()
+    return times, time.perf_counter() - started, time.process_time() - cpu
+
+
 async def run_ours(
-    db: Path,
-    chats: int,
-    turns: int,
-    texts: Texts,
-    *,
-    concurrent: bool = False,
-    sync: str = "normal",
+    db: Path, texts: Texts, *, concurrent: bool = False, sync: str = "normal"
 ) -> Run:
     settings = bench_settings(db, window_exchanges=WINDOW, db_sync=sync)
     app = await build_app(settings, FastChat())
@@ -176,14 +181,11 @@ async def run_ours(
         assert replies, "every turn gets a reply"
 
     try:
-        started, cpu = time.perf_counter(), time.process_time()
-        times = await _schedule(turn, chats, turns, concurrent)
-        await app.folds.drain()
-        wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+        times, wall, cpu = await _timed(turn, texts, concurrent, app.folds.drain)
     finally:
         await app.aclose()
     name = "ventana" if sync == "normal" else f"ventana, sync={sync}"
-    return Run(name, chats * turns, wall, tuple(times), cpu)
+    return Run(name, len(times), wall, tuple(times), cpu)
 
 
 def session_class(sync: str) -> Any:
@@ -209,18 +211,12 @@ def session_class(sync: str) -> Any:
 
 
 async def run_theirs(
-    db: Path,
-    chats: int,
-    turns: int,
-    texts: Texts,
-    *,
-    concurrent: bool = False,
-    sync: str = "full",
+    db: Path, texts: Texts, *, concurrent: bool = False, sync: str = "full"
 ) -> Run:
     model = FastChat()
     cls = session_class(sync)
     assert cls is not None, f"SQLiteSession cannot run with synchronous={sync}"
-    sessions = [cls(f"telegram:{1000 + s}", db) for s in range(chats)]
+    sessions = [cls(f"telegram:{1000 + s}", db) for s in range(len(texts))]
 
     async def turn(s: int, t: int) -> None:
         session, text = sessions[s], texts[s][t]
@@ -233,17 +229,23 @@ async def run_theirs(
         await session.add_items([{"role": "assistant", "content": reply.text}])
 
     try:
-        started, cpu = time.perf_counter(), time.process_time()
-        times = await _schedule(turn, chats, turns, concurrent)
-        wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+        times, wall, cpu = await _timed(turn, texts, concurrent)
     finally:
         for session in sessions:
             session.close()
     if sync == "full":
-        return Run("agents.SQLiteSession", chats * turns, wall, tuple(times), cpu)
+        return Run("agents.SQLiteSession", len(times), wall, tuple(times), cpu)
     if not cls.configured:  # the hook exists but is no longer what opens connections
         raise RuntimeError("SQLiteSession no longer calls _configure_connection")
-    return Run(f"agents.SQLiteSession, {sync}", chats * turns, wall, tuple(times), cpu)
+    return Run(f"agents.SQLiteSession, {sync}", len(times), wall, tuple(times), cpu)
+
+
+class Runner(Protocol):
+    """`run_ours` or `run_theirs`: one timed run on a fresh database."""
+
+    def __call__(
+        self, db: Path, texts: Texts, *, concurrent: bool = False, sync: str = ...
+    ) -> Awaitable[Run]: ...
 
 
 def agents_available() -> bool:
@@ -276,39 +278,18 @@ async def measure(
             texts = messages(chats, turns, r + (rounds if concurrent else 0))
             folder = Path(tmp) / str(r)
             folder.mkdir()
+            plan: list[tuple[str, Runner, str, Texts, str]] = []
             if compare:
-                runs["theirs"].append(
-                    await run_theirs(
-                        folder / "agents.db", chats, turns, texts, concurrent=concurrent
-                    )
-                )
-            runs["ours"].append(
-                await run_ours(folder / "ventana.db", chats, turns, texts, concurrent=concurrent)
-            )
-            if not full:
-                continue
-            other = messages(chats, turns, r + (3 if concurrent else 2) * rounds)
-            runs["ours_full"].append(
-                await run_ours(
-                    folder / "ventana-full.db",
-                    chats,
-                    turns,
-                    other,
-                    concurrent=concurrent,
-                    sync="full",
-                )
-            )
-            if normal_baseline:
-                runs["theirs_normal"].append(
-                    await run_theirs(
-                        folder / "agents-normal.db",
-                        chats,
-                        turns,
-                        texts,
-                        concurrent=concurrent,
-                        sync="normal",
-                    )
-                )
+                plan.append(("theirs", run_theirs, "agents.db", texts, "full"))
+            plan.append(("ours", run_ours, "ventana.db", texts, "normal"))
+            if full:
+                other = messages(chats, turns, r + (3 if concurrent else 2) * rounds)
+                plan.append(("ours_full", run_ours, "ventana-full.db", other, "full"))
+                if normal_baseline:
+                    plan.append(("theirs_normal", run_theirs, "agents-normal.db", texts, "normal"))
+            for slot, runner, db_name, chat_texts, sync in plan:
+                run = await runner(folder / db_name, chat_texts, concurrent=concurrent, sync=sync)
+                runs[slot].append(run)
     medians = {name: _median(got) if got else None for name, got in runs.items()}
     assert medians["ours"] is not None
     return Result(
@@ -361,15 +342,13 @@ def report(result: Result) -> list[Target]:
 
 
 def main(argv: Sequence[str] | None = None) -> list[Target]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--chats", type=int, default=20)
-    parser.add_argument("--turns", type=int, default=40)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--quick", action="store_true", help="4 chats × 10 turns, 1 round")
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.chats, args.turns, args.rounds = 4, 10, 1
-    quiet_logs()
+    args = bench_args(
+        __doc__,
+        argv,
+        {"chats": 20, "turns": 40, "rounds": 3},
+        quick={"chats": 4, "turns": 10, "rounds": 1},
+        quick_help="4 chats × 10 turns, 1 round",
+    )
     targets: list[Target] = []
     for schedule in SCHEDULES:
         targets += report(

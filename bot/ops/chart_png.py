@@ -12,17 +12,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from bot.ops.chart_data import (
-    FOLD,
-    FOLD_MARKS,
-    FULL,
-    PROMPT,
-    RESET,
-    ChartError,
-    Turns,
-    buckets,
-    by_session,
-)
+from bot.ops import chart_data as data
 
 
 def png_support() -> Any:
@@ -32,7 +22,7 @@ def png_support() -> Any:
         matplotlib.use("Agg")
         return importlib.import_module("matplotlib.pyplot")
     except ImportError:
-        raise ChartError(
+        raise data.ChartError(
             "a .png chart needs matplotlib: pip install matplotlib (in a clone: "
             ".venv/bin/pip install -e '.[chart]'), or use a .html or .svg file"
         ) from None
@@ -59,15 +49,15 @@ def png_figure(report: dict[str, Any]) -> Any:
     """The matplotlib figure: one panel per session, legend and totals, ≤ MAX_POINTS each."""
     plt = png_support()
     lines = importlib.import_module("matplotlib.lines")
-    sessions = by_session(report.get("turns", []))
+    sessions = data.by_session(report.get("turns", []))
     rows = max(1, len(sessions))
     fig, axes = plt.subplots(rows, 1, figsize=(10, 3.4 * rows + 0.6), squeeze=False)
     fig.suptitle(totals_line(report.get("totals", {})), fontsize=10)
     legend = [
-        lines.Line2D([], [], color=PROMPT, label="ventana prompt"),
-        lines.Line2D([], [], color=FULL, label="full history"),
-        lines.Line2D([], [], color=FOLD, marker="^", linestyle="", label="fold-in"),
-        lines.Line2D([], [], color=RESET, linestyle="--", label="reset"),
+        lines.Line2D([], [], color=data.PROMPT, label="ventana prompt"),
+        lines.Line2D([], [], color=data.FULL, label="full history"),
+        lines.Line2D([], [], color=data.FOLD, marker="^", linestyle="", label="fold-in"),
+        lines.Line2D([], [], color=data.RESET, linestyle="--", label="reset"),
     ]
     for ax, (session, turns) in zip(axes[:, 0], sessions.items(), strict=False):
         _png_panel(ax, session, turns)
@@ -76,21 +66,21 @@ def png_figure(report: dict[str, Any]) -> Any:
     return fig
 
 
-def _png_panel(ax: Any, session: str, turns: Turns) -> None:
-    points = buckets(turns)
+def _png_panel(ax: Any, session: str, turns: data.Turns) -> None:
+    points = data.buckets(turns)
     xs = [p["turn"] for p in points]
-    ax.plot(xs, [p["full"] for p in points], color=FULL)
+    ax.plot(xs, [p["full"] for p in points], color=data.FULL)
     if len(points) < len(turns):  # aggregated: the range of each bucket, lightly
         lows, highs = [p["prompt_min"] for p in points], [p["prompt_max"] for p in points]
-        ax.fill_between(xs, lows, highs, color=PROMPT, alpha=0.18, linewidth=0)
-    ax.plot(xs, [p["prompt"] for p in points], color=PROMPT, linewidth=1.6, zorder=3)
+        ax.fill_between(xs, lows, highs, color=data.PROMPT, alpha=0.18, linewidth=0)
+    ax.plot(xs, [p["prompt"] for p in points], color=data.PROMPT, linewidth=1.6, zorder=3)
     # Fold-ins on a coarser grid, just above the axis: hundreds of markers are a solid band.
-    folds = [p["turn"] for p in buckets(turns, FOLD_MARKS) if p["folds"]]
-    ax.plot(folds, [0.03] * len(folds), "^", color=FOLD, markersize=5,
+    folds = [p["turn"] for p in data.buckets(turns, data.FOLD_MARKS) if p["folds"]]
+    ax.plot(folds, [0.03] * len(folds), "^", color=data.FOLD, markersize=5,
             transform=ax.get_xaxis_transform())  # fmt: skip
     for t in turns:
         if t["reset"]:
-            ax.axvline(t["turn"], color=RESET, linestyle="--", linewidth=1)
+            ax.axvline(t["turn"], color=data.RESET, linestyle="--", linewidth=1)
     prompt = sum(t["prompt_tokens"] for t in turns)
     full = sum(t["full_history_tokens"] for t in turns) or 1
     per = (

@@ -24,7 +24,13 @@ from functools import lru_cache
 from memory.fold.facts import IDENTITY_KINDS, Fact, extract_facts, missing_facts
 from memory.fold.guard import KEY_FACTS_HEADING, line_value, split_sentences, trim_lines
 from memory.fold.keyfacts import cap_key_facts, render_fact
-from memory.fold.summarizer import SummaryDraft, required_facts, split_key_facts
+from memory.fold.summarizer import (
+    FoldInput,
+    SummaryDraft,
+    required_facts,
+    source_tokens,
+    split_key_facts,
+)
 from memory.tokens import Tokenizer, default_tokenizer
 from memory.types import Exchange
 
@@ -94,35 +100,19 @@ class ExtractiveSummarizer:
         self.name = name
         self.tokenizer = tokenizer or default_tokenizer()
 
-    async def summarize(
-        self,
-        previous: str,
-        exchanges: Sequence[Exchange],
-        *,
-        missing: Sequence[Fact] = (),
-        language: str = "es",
-        max_tokens: int = 800,
-    ) -> SummaryDraft:
+    async def summarize(self, request: FoldInput) -> SummaryDraft:
         """The extractive summary as a draft; token counts are our own."""
-        text = self.summary(
-            previous, exchanges, missing=missing, language=language, max_tokens=max_tokens
-        )
+        text = self.summary(request)
         count = self.tokenizer.count
-        source = count(previous) + sum(count(e.user_text) + count(e.reply_text) for e in exchanges)
+        source = source_tokens(count, request.previous, request.exchanges)
         return SummaryDraft(text, source, count(text), self.name)
 
-    def summary(
-        self,
-        previous: str,
-        exchanges: Sequence[Exchange],
-        *,
-        missing: Sequence[Fact] = (),
-        language: str = "es",
-        max_tokens: int = 800,
-    ) -> str:
+    def summary(self, request: FoldInput) -> str:
         """The pure core of `summarize`."""
+        previous, missing, language = request.previous, request.missing, request.language
+        max_tokens = request.max_tokens
         labels = _LABELS.get(language[:2], _LABELS["en"])
-        signal = [e for e in exchanges if e.signal]
+        signal = [e for e in request.exchanges if e.signal]
         body, _section = split_key_facts(previous)
         lines = [line.rstrip() for line in body.splitlines() if line.strip()]
         bonuses = [0] * len(lines)  # previous lines: their value is recomputed below

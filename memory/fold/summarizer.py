@@ -8,8 +8,8 @@ version when it was rejected).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from typing import Protocol, runtime_checkable
@@ -27,6 +27,24 @@ _PROMPT_NAME = re.compile(r"[A-Za-z0-9][\w.-]*")
 
 
 @dataclass(frozen=True, slots=True)
+class FoldInput:
+    """One summarize request: fold `exchanges` into `previous`, restating `missing`."""
+
+    previous: str
+    exchanges: Sequence[Exchange]
+    missing: Sequence[Fact] = ()
+    language: str = "es"
+    max_tokens: int = 800
+
+
+def source_tokens(
+    count: Callable[[str], int], previous: str, exchanges: Sequence[Exchange]
+) -> int:
+    """Tokens of what a fold reads: the previous summary and both sides of each exchange."""
+    return count(previous) + sum(count(e.user_text) + count(e.reply_text) for e in exchanges)
+
+
+@dataclass(frozen=True, slots=True)
 class SummaryDraft:
     text: str
     input_tokens: int
@@ -40,15 +58,7 @@ class Summarizer(Protocol):
     name: str  # model name recorded with the version
     prompt_version: str  # e.g. "fold-v1"
 
-    async def summarize(
-        self,
-        previous: str,
-        exchanges: Sequence[Exchange],
-        *,
-        missing: Sequence[Fact] = (),
-        language: str = "es",
-        max_tokens: int = 800,
-    ) -> SummaryDraft: ...
+    async def summarize(self, request: FoldInput) -> SummaryDraft: ...
 
 
 def load_prompt(version: str) -> str:
@@ -72,25 +82,19 @@ class ModelSummarizer:
         self.prompt_version = prompt_version
         self.prompt = load_prompt(prompt_version)
 
-    async def summarize(
-        self,
-        previous: str,
-        exchanges: Sequence[Exchange],
-        *,
-        missing: Sequence[Fact] = (),
-        language: str = "es",
-        max_tokens: int = 800,
-    ) -> SummaryDraft:
+    async def summarize(self, request: FoldInput) -> SummaryDraft:
         """One fold request (purpose "fold"); a `ProviderError` propagates."""
-        content = render_fold_input(previous, exchanges, missing=missing, language=language)
-        request = ChatRequest(
+        content = render_fold_input(
+            request.previous, request.exchanges, missing=request.missing, language=request.language
+        )
+        chat = ChatRequest(
             system=self.prompt,
             messages=(Message("user", content),),
-            max_tokens=max_tokens,
+            max_tokens=request.max_tokens,
             purpose="fold",
-            language=language,
+            language=request.language,
         )
-        reply = await self.model.complete(request)
+        reply = await self.model.complete(chat)
         return SummaryDraft(
             text=reply.text.strip(),
             input_tokens=reply.usage.input_tokens,
@@ -198,9 +202,7 @@ async def fold_text(
     """
     signal = [e for e in exchanges if e.signal]
     required = required_facts(previous, signal)
-    source = tokenizer.count(previous) + sum(
-        tokenizer.count(e.user_text) + tokenizer.count(e.reply_text) for e in signal
-    )
+    source = source_tokens(tokenizer.count, previous, signal)
 
     def guard(draft: SummaryDraft) -> GuardResult:
         return guard_summary(
@@ -214,14 +216,13 @@ async def fold_text(
             pinned=pinned,
         )
 
-    first = await summarizer.summarize(previous, signal, language=language, max_tokens=cap_tokens)
+    request = FoldInput(previous, signal, language=language, max_tokens=cap_tokens)
+    first = await summarizer.summarize(request)
     drafts, result = [first], guard(first)
     missing = missing_facts(required, first.text)
     if missing or not result.ok:
         try:
-            second = await summarizer.summarize(
-                previous, signal, missing=missing, language=language, max_tokens=cap_tokens
-            )
+            second = await summarizer.summarize(replace(request, missing=missing))
         except ProviderError:
             second = None
         if second is not None:

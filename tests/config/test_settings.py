@@ -45,11 +45,7 @@ CONTRACT = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in [*CONTRACT, "VENTANA_CONFIG"]:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.chdir(tmp_path)  # no stray .env
+pytestmark = pytest.mark.usefixtures("clean_env")
 
 
 def test_defaults_match_the_contract() -> None:
@@ -153,6 +149,7 @@ def test_secrets_never_printed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TELEGRAM_WEBHOOK_URL", "https://example.org/hook")
     with pytest.raises(SettingsInvalid) as err:
         load_settings()
+    assert "TELEGRAM_WEBHOOK_SECRET" in err.value.problems
     assert "TELEGRAM_WEBHOOK_SECRET" in str(err.value)
     assert "bad secret" not in str(err.value)
     monkeypatch.delenv("TELEGRAM_WEBHOOK_SECRET")

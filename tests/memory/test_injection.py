@@ -12,7 +12,6 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -23,9 +22,14 @@ from hypothesis import strategies as st
 from memory.blocks import CARRY_OVER_TAG, FOLD_TAGS, MEMORY_TAG, RECALL_TAG
 from memory.engine import EngineConfig, MemoryEngine, TopicCheck, no_topic_check
 from memory.fold.extractive import ExtractiveSummarizer
-from memory.fold.facts import Fact
 from memory.fold.service import FoldService
-from memory.fold.summarizer import ModelSummarizer, Summarizer, SummaryDraft, render_fold_input
+from memory.fold.summarizer import (
+    FoldInput,
+    ModelSummarizer,
+    Summarizer,
+    SummaryDraft,
+    render_fold_input,
+)
 from memory.policy import Assembly
 from memory.store.sqlite.store import SQLiteStore
 from memory.tokens import default_tokenizer
@@ -64,17 +68,9 @@ class RawCopySummarizer:
     name = "raw-copy"
     prompt_version = "fold-v1"
 
-    async def summarize(
-        self,
-        previous: str,
-        exchanges: Sequence[Exchange],
-        *,
-        missing: Sequence[Fact] = (),
-        language: str = "es",
-        max_tokens: int = 800,
-    ) -> SummaryDraft:
-        lines = [f"El usuario dijo: {ex.user_text}" for ex in exchanges]
-        return SummaryDraft("\n".join([previous, *lines]).strip(), 10, 10, self.name)
+    async def summarize(self, request: FoldInput) -> SummaryDraft:
+        lines = [f"El usuario dijo: {ex.user_text}" for ex in request.exchanges]
+        return SummaryDraft("\n".join([request.previous, *lines]).strip(), 10, 10, self.name)
 
 
 SUMMARIZERS = {

@@ -8,20 +8,17 @@ import sys
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from memory.fold.facts import _ODD_CASE, _PLAIN, Fact, _is_word, _present, missing_facts
+from memory.fold.facts import _ODD_CASE, _PLAIN, Fact, _present, missing_facts
+from memory.fold.presence import _value_pattern
 
 # Plain and odd characters, case pairs that lower differently, and Unicode whitespace.
 _ALPHABET = "aAiIsSkK09#-./:@€ñÑéÉ«»_ \n\t\u00a0\u2009İıſKµμΜΣσςßẞ\u0307"
 
 
 def _fresh(value: str, text: str) -> bool:
-    chars = [c for c in value if not c.isspace()]
-    if not chars:
-        return True
-    body = r"\s*".join(re.escape(c) for c in chars)
-    before = r"(?<!\w)" if _is_word(chars[0]) else ""
-    after = r"(?!\w)" if _is_word(chars[-1]) else ""
-    return re.search(before + body + after, text, re.IGNORECASE) is not None
+    """The value's pattern, built afresh (not the cached one), searched in `text`."""
+    pattern = _value_pattern.__wrapped__(value)
+    return pattern is None or pattern.search(text) is not None
 
 
 @settings(max_examples=1500)

@@ -8,17 +8,7 @@ from __future__ import annotations
 import httpx2
 import pytest
 
-from providers.base import (
-    AuthenticationFailed,
-    BadRequest,
-    ContextTooLong,
-    Overloaded,
-    ProviderError,
-    ProviderTimeout,
-    ProviderUnavailable,
-    QuotaExhausted,
-    RateLimited,
-)
+from providers import base
 from tests.support.provider_api import (
     ANTHROPIC,
     FLAVORS,
@@ -58,32 +48,38 @@ OPENAI_404 = httpx2.Response(
 )
 
 # (label, flavor, step, error type, requests made): 1 = not retried, 3 = two retries.
-CASES: list[tuple[str, Flavor, Step, type[ProviderError], int]] = [
-    ("400-too-long", ANTHROPIC, answer(400, "anthropic_prompt_too_long"), ContextTooLong, 1),
-    ("401", ANTHROPIC, answer(401, "anthropic_authentication_error"), AuthenticationFailed, 1),
-    ("403", ANTHROPIC, ANTHROPIC_403, AuthenticationFailed, 1),
-    ("400-credit", ANTHROPIC, answer(400, "anthropic_credit_balance"), QuotaExhausted, 1),
-    ("429-spend-limit", ANTHROPIC, answer(429, "anthropic_spend_limit"), QuotaExhausted, 1),
-    ("404-model", ANTHROPIC, answer(404, "anthropic_not_found"), BadRequest, 1),
-    ("429", ANTHROPIC, answer(429, "anthropic_rate_limit"), RateLimited, 3),
-    ("500", ANTHROPIC, answer(500, "anthropic_api_error"), ProviderUnavailable, 3),
-    ("529", ANTHROPIC, answer(529, "anthropic_overloaded"), Overloaded, 3),
-    ("400-context-length", OPENAI, answer(400, "openai_context_length"), ContextTooLong, 1),
-    ("401", OPENAI, answer(401, "openai_invalid_api_key"), AuthenticationFailed, 1),
-    ("429-quota", OPENAI, answer(429, "openai_insufficient_quota"), QuotaExhausted, 1),
-    ("404-model", OPENAI, OPENAI_404, BadRequest, 1),
-    ("429", OPENAI, answer(429, "openai_rate_limit"), RateLimited, 3),
-    ("500", OPENAI, answer(500, "openai_server_error"), ProviderUnavailable, 3),
-    ("503-overloaded", OPENAI, answer(503, "openai_overloaded"), Overloaded, 3),
-    ("529", OPENAI, answer(529, "openai_server_error"), Overloaded, 3),
+CASES: list[tuple[str, Flavor, Step, type[base.ProviderError], int]] = [
+    ("400-too-long", ANTHROPIC, answer(400, "anthropic_prompt_too_long"), base.ContextTooLong, 1),
+    (
+        "401",
+        ANTHROPIC,
+        answer(401, "anthropic_authentication_error"),
+        base.AuthenticationFailed,
+        1,
+    ),
+    ("403", ANTHROPIC, ANTHROPIC_403, base.AuthenticationFailed, 1),
+    ("400-credit", ANTHROPIC, answer(400, "anthropic_credit_balance"), base.QuotaExhausted, 1),
+    ("429-spend-limit", ANTHROPIC, answer(429, "anthropic_spend_limit"), base.QuotaExhausted, 1),
+    ("404-model", ANTHROPIC, answer(404, "anthropic_not_found"), base.BadRequest, 1),
+    ("429", ANTHROPIC, answer(429, "anthropic_rate_limit"), base.RateLimited, 3),
+    ("500", ANTHROPIC, answer(500, "anthropic_api_error"), base.ProviderUnavailable, 3),
+    ("529", ANTHROPIC, answer(529, "anthropic_overloaded"), base.Overloaded, 3),
+    ("400-context-length", OPENAI, answer(400, "openai_context_length"), base.ContextTooLong, 1),
+    ("401", OPENAI, answer(401, "openai_invalid_api_key"), base.AuthenticationFailed, 1),
+    ("429-quota", OPENAI, answer(429, "openai_insufficient_quota"), base.QuotaExhausted, 1),
+    ("404-model", OPENAI, OPENAI_404, base.BadRequest, 1),
+    ("429", OPENAI, answer(429, "openai_rate_limit"), base.RateLimited, 3),
+    ("500", OPENAI, answer(500, "openai_server_error"), base.ProviderUnavailable, 3),
+    ("503-overloaded", OPENAI, answer(503, "openai_overloaded"), base.Overloaded, 3),
+    ("529", OPENAI, answer(529, "openai_server_error"), base.Overloaded, 3),
 ]
 for flavor in (ANTHROPIC, OPENAI):
     CASES += [
-        ("read-timeout", flavor, read_timeout, ProviderTimeout, 3),
-        ("connect-error", flavor, connect_error, ProviderUnavailable, 3),
-        ("502-html", flavor, HTML_502, ProviderUnavailable, 3),
-        ("200-broken-json", flavor, BROKEN_JSON, ProviderUnavailable, 3),
-        ("200-wrong-shape", flavor, WRONG_SHAPE, ProviderUnavailable, 3),
+        ("read-timeout", flavor, read_timeout, base.ProviderTimeout, 3),
+        ("connect-error", flavor, connect_error, base.ProviderUnavailable, 3),
+        ("502-html", flavor, HTML_502, base.ProviderUnavailable, 3),
+        ("200-broken-json", flavor, BROKEN_JSON, base.ProviderUnavailable, 3),
+        ("200-wrong-shape", flavor, WRONG_SHAPE, base.ProviderUnavailable, 3),
     ]
 
 
@@ -96,7 +92,7 @@ async def test_failure_maps_to_our_type_and_retries_only_when_useful(
     sleep: RecordingSleep,
     flavor: Flavor,
     step: Step,
-    error: type[ProviderError],
+    error: type[base.ProviderError],
     calls: int,
 ) -> None:
     """Each failure raises its own type; only retryable ones are tried again (twice at most)."""
@@ -135,7 +131,7 @@ async def test_long_retry_after_ends_the_reply_at_once(
     """A retry-after beyond the cap is not waited for; the error carries it for the user."""
     limited = answer(429, f"{flavor.name}_rate_limit", {"retry-after": "30"})
     api = fake_api("POST", flavor.path, limited, answer(200, flavor.ok))
-    with pytest.raises(RateLimited) as caught:
+    with pytest.raises(base.RateLimited) as caught:
         await flavor.build(api.client, sleep).complete(REQUEST)
     assert caught.value.retry_after == 30.0
     assert sleep.delays == []
@@ -173,7 +169,7 @@ async def test_error_message_names_provider_and_api_message(
     """The error text is short and says who answered what, for logs and noise reasons."""
     golden = {"anthropic": "anthropic_prompt_too_long", "openai": "openai_context_length"}
     api = fake_api("POST", flavor.path, answer(400, golden[flavor.name]))
-    with pytest.raises(ContextTooLong) as caught:
+    with pytest.raises(base.ContextTooLong) as caught:
         await flavor.build(api.client, sleep).complete(REQUEST)
     assert str(caught.value).startswith(f"{flavor.name} 400 ")
     assert "tokens" in str(caught.value)

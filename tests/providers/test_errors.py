@@ -4,17 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from providers.base import (
-    AuthenticationFailed,
-    BadRequest,
-    ContextTooLong,
-    Overloaded,
-    ProviderError,
-    ProviderTimeout,
-    ProviderUnavailable,
-    QuotaExhausted,
-    RateLimited,
-)
+from providers import base
 from providers.errors import ErrorFacts, classify, parse_retry_after
 
 NOW = 1_750_000_000.0  # 2025-06-15T15:06:40Z
@@ -23,22 +13,22 @@ NOW = 1_750_000_000.0  # 2025-06-15T15:06:40Z
 @pytest.mark.parametrize(
     ("facts", "expected"),
     [
-        (ErrorFacts(400, "m", context_too_long=True), ContextTooLong),
-        (ErrorFacts(400, "m"), BadRequest),
-        (ErrorFacts(404, "m"), BadRequest),
-        (ErrorFacts(422, "m"), BadRequest),
-        (ErrorFacts(401, "m"), AuthenticationFailed),
-        (ErrorFacts(403, "m"), AuthenticationFailed),
-        (ErrorFacts(402, "m"), QuotaExhausted),
-        (ErrorFacts(429, "m", quota=True), QuotaExhausted),
-        (ErrorFacts(429, "m", retry_after=2.0), RateLimited),
-        (ErrorFacts(408, "m"), ProviderTimeout),
-        (ErrorFacts(500, "m"), ProviderUnavailable),
-        (ErrorFacts(503, "m", overloaded=True), Overloaded),
-        (ErrorFacts(529, "m"), Overloaded),
+        (ErrorFacts(400, "m", context_too_long=True), base.ContextTooLong),
+        (ErrorFacts(400, "m"), base.BadRequest),
+        (ErrorFacts(404, "m"), base.BadRequest),
+        (ErrorFacts(422, "m"), base.BadRequest),
+        (ErrorFacts(401, "m"), base.AuthenticationFailed),
+        (ErrorFacts(403, "m"), base.AuthenticationFailed),
+        (ErrorFacts(402, "m"), base.QuotaExhausted),
+        (ErrorFacts(429, "m", quota=True), base.QuotaExhausted),
+        (ErrorFacts(429, "m", retry_after=2.0), base.RateLimited),
+        (ErrorFacts(408, "m"), base.ProviderTimeout),
+        (ErrorFacts(500, "m"), base.ProviderUnavailable),
+        (ErrorFacts(503, "m", overloaded=True), base.Overloaded),
+        (ErrorFacts(529, "m"), base.Overloaded),
     ],
 )
-def test_classify(facts: ErrorFacts, expected: type[ProviderError]) -> None:
+def test_classify(facts: ErrorFacts, expected: type[base.ProviderError]) -> None:
     """Each status (with the provider's flags) maps to exactly one of our types."""
     error = classify(facts)
     assert type(error) is expected

@@ -8,33 +8,28 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from providers.base import (
-    AuthenticationFailed,
-    BadRequest,
-    ContextTooLong,
-    Overloaded,
-    ProviderError,
-    ProviderTimeout,
-    ProviderUnavailable,
-    QuotaExhausted,
-    RateLimited,
-)
+from providers import base
 from providers.retry import RetryPolicy, next_delay, with_retries
 from tests.support.provider_api import RecordingSleep
 
 POLICY = RetryPolicy()
-NEVER_RETRIED = [AuthenticationFailed, BadRequest, ContextTooLong, QuotaExhausted]
-RETRIED = [RateLimited, Overloaded, ProviderTimeout, ProviderUnavailable]
+NEVER_RETRIED = [
+    base.AuthenticationFailed,
+    base.BadRequest,
+    base.ContextTooLong,
+    base.QuotaExhausted,
+]
+RETRIED = [base.RateLimited, base.Overloaded, base.ProviderTimeout, base.ProviderUnavailable]
 
 
 @pytest.mark.parametrize("error", NEVER_RETRIED)
-def test_errors_that_cannot_succeed_are_not_retried(error: type[ProviderError]) -> None:
+def test_errors_that_cannot_succeed_are_not_retried(error: type[base.ProviderError]) -> None:
     """Auth, bad request, context too long and quota end the reply at once."""
     assert next_delay(error(), retries_done=0, elapsed=0.0, policy=POLICY) is None
 
 
 @pytest.mark.parametrize("error", RETRIED)
-def test_transient_errors_back_off_then_stop(error: type[ProviderError]) -> None:
+def test_transient_errors_back_off_then_stop(error: type[base.ProviderError]) -> None:
     """Transient errors wait 0.5 s, then 1 s, then give up after two retries."""
     delays = [next_delay(error(), retries_done=n, elapsed=0.0, policy=POLICY) for n in range(3)]
     assert delays == [0.5, 1.0, None]
@@ -54,7 +49,7 @@ def test_retry_after_is_honoured_within_cap_and_deadline(
     retry_after: float, elapsed: float, expected: float | None
 ) -> None:
     """The server's wait is used as is, unless it passes the cap or the deadline."""
-    error = RateLimited(retry_after=retry_after)
+    error = base.RateLimited(retry_after=retry_after)
     assert next_delay(error, retries_done=0, elapsed=elapsed, policy=POLICY) == expected
 
 
@@ -65,7 +60,7 @@ def test_retry_after_is_honoured_within_cap_and_deadline(
     elapsed=st.floats(min_value=0, max_value=60),
 )
 def test_a_retry_always_fits_the_deadline(
-    kind: type[ProviderError], retry_after: float | None, retries_done: int, elapsed: float
+    kind: type[base.ProviderError], retry_after: float | None, retries_done: int, elapsed: float
 ) -> None:
     """Whatever happens, a retry leaves a real attempt's time before the deadline."""
     error = kind(retry_after=retry_after)
@@ -79,13 +74,17 @@ def test_a_retry_always_fits_the_deadline(
 
 async def test_loop_retries_then_returns(sleep: RecordingSleep) -> None:
     """Failures the policy retries are tried again; the first success is returned."""
-    outcomes: list[ProviderError | str] = [ProviderUnavailable(), Overloaded(), "done"]
+    outcomes: list[base.ProviderError | str] = [
+        base.ProviderUnavailable(),
+        base.Overloaded(),
+        "done",
+    ]
     limits: list[float] = []
 
     async def attempt(seconds: float) -> str:
         limits.append(seconds)
         outcome = outcomes.pop(0)
-        if isinstance(outcome, ProviderError):
+        if isinstance(outcome, base.ProviderError):
             raise outcome
         return outcome
 
@@ -102,13 +101,13 @@ async def test_loop_gives_a_late_attempt_only_the_time_left() -> None:
     async def attempt(seconds: float) -> str:
         limits.append(seconds)
         now[0] += 15.0  # each failed try costs 15 s of the (fake) clock
-        raise ProviderUnavailable()
+        raise base.ProviderUnavailable()
 
     async def clock_sleep(seconds: float) -> None:
         now[0] += seconds
 
     policy = RetryPolicy(deadline=25.0, attempt_timeout=20.0)
-    with pytest.raises(ProviderUnavailable):
+    with pytest.raises(base.ProviderUnavailable):
         await with_retries(attempt, policy, sleep=clock_sleep, clock=lambda: now[0])
     # 15 s + 0.5 s backoff leaves 9.5 s; after 30.5 s nothing is left for a third try.
     assert limits == [20.0, 9.5]
@@ -122,7 +121,7 @@ async def test_hard_deadline_stops_a_hanging_attempt() -> None:
         await asyncio.sleep(10)
         return "never"
 
-    with pytest.raises(ProviderTimeout):
+    with pytest.raises(base.ProviderTimeout):
         await asyncio.wait_for(with_retries(attempt, policy), timeout=2)
 
 

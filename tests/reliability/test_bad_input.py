@@ -13,7 +13,7 @@ import itertools
 import json
 import sqlite3
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, closing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -196,6 +196,33 @@ def mutate(base: dict[str, Any], path: tuple[Any, ...], value: object) -> dict[s
     return data
 
 
+def mutations(
+    base: Any, id_path: tuple[Any, ...], ids: Iterator[object], paths: Sequence[tuple[Any, ...]]
+) -> st.SearchStrategy[bytes]:
+    """`base` with a fresh id at `id_path` and one field at `paths` replaced; junk besides."""
+
+    def body(path: tuple[Any, ...], value: object) -> bytes:
+        fresh = mutate(base, id_path, next(ids))
+        return json.dumps(mutate(fresh, path, value)).encode()
+
+    bodies = st.builds(body, st.sampled_from(paths), replacement)
+    return st.one_of(bodies, bodies, junk)
+
+
+def check_probe(
+    tally: Tally,
+    rig: Rig,
+    tmp: Path,
+    bodies: st.SearchStrategy[bytes],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Run the probe, show its tally, and fail with the first bodies it did not handle."""
+    run_probe(tally, rig, tmp, bodies)
+    with capsys.disabled():
+        print(f"\n{tally.report()}")
+    assert tally.failed == [], tally.failed[:3]
+
+
 def run_probe(tally: Tally, rig: Rig, tmp: Path, bodies: st.SearchStrategy[bytes]) -> None:
     """Feed every generated body to the rig's probe in one event loop; tally the failures."""
     loop = asyncio.new_event_loop()
@@ -276,34 +303,15 @@ def test_malformed_telegram_updates_are_acknowledged_and_never_left_pending(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Webhook updates with any field of any JSON type, or junk: always 200, none pending."""
-    tally = Tally("telegram webhook updates")
-    ids = itertools.count(2)
-
-    def body(path: tuple[Any, ...], value: object) -> bytes:
-        fresh = mutate(TG_BASE, ("update_id",), next(ids))
-        return json.dumps(mutate(fresh, path, value)).encode()
-
-    updates = st.builds(body, st.sampled_from(TG_PATHS), replacement)
-    run_probe(tally, telegram_rig, tmp_path, st.one_of(updates, updates, junk))
-    with capsys.disabled():
-        print(f"\n{tally.report()}")
-    assert tally.failed == [], tally.failed[:3]
+    updates = mutations(TG_BASE, ("update_id",), itertools.count(2), TG_PATHS)
+    check_probe(Tally("telegram webhook updates"), telegram_rig, tmp_path, updates, capsys)
 
 
 def test_malformed_whatsapp_bodies_are_acknowledged_and_never_left_pending(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Signed bodies with any field of any JSON type, 100,000-deep nesting: 200, none pending."""
-    tally = Tally("whatsapp webhook bodies")
+    wamids = (f"wamid.{i}" for i in itertools.count())
     base = json.loads(golden("text.json"))
-    ids = itertools.count()
-
-    def body(path: tuple[Any, ...], value: object) -> bytes:
-        fresh = mutate(base, (*WA_MESSAGE, "id"), f"wamid.{next(ids)}")
-        return json.dumps(mutate(fresh, path, value)).encode()
-
-    bodies = st.builds(body, st.sampled_from(WA_PATHS), replacement)
-    run_probe(tally, whatsapp_rig, tmp_path, st.one_of(bodies, bodies, junk))
-    with capsys.disabled():
-        print(f"\n{tally.report()}")
-    assert tally.failed == [], tally.failed[:3]
+    bodies = mutations(base, (*WA_MESSAGE, "id"), wamids, WA_PATHS)
+    check_probe(Tally("whatsapp webhook bodies"), whatsapp_rig, tmp_path, bodies, capsys)

@@ -71,14 +71,22 @@ def chat_rig(flavor: Flavor, *script: Step, forever: Step | None = None) -> Chat
     return ChatRig(fake, sleep, adapter(flavor.spec, fake, sleep, DEADLINE_S))
 
 
+async def one_turn(
+    tmp_path: Path, flavor: Flavor, rig: ChatRig, text: str = "hola"
+) -> tuple[list[str], list[str | None], Chat]:
+    """One message through a real App over `rig`: its replies, the stored noise reasons."""
+    async with app_with(settings_for(tmp_path, flavor.spec), rig.model) as app:
+        chat = Chat(app)
+        replies = await chat.say(text)
+        reasons = await chat.noise_reasons()
+    return replies, reasons, chat
+
+
 @pytest.mark.parametrize("flavor", FLAVORS)
 async def test_rate_limit_with_retry_after_is_waited_out(tmp_path: Path, flavor: Flavor) -> None:
     """A 429 asking for 0.5 s is retried after 0.5 s and the user gets the real answer."""
     rig = chat_rig(flavor, rate_limited(flavor, "0.5"))
-    async with app_with(settings_for(tmp_path, flavor.spec), rig.model) as app:
-        chat = Chat(app)
-        replies = await chat.say("¿Dónde está mi pedido #4821?")
-        reasons = await chat.noise_reasons()
+    replies, reasons, _chat = await one_turn(tmp_path, flavor, rig, "¿Dónde está mi pedido #4821?")
     assert replies == ["Respuesta a «¿Dónde está mi pedido #4821?»"]
     assert rig.sleep.delays == [0.5]
     assert reasons == [None]
@@ -91,10 +99,7 @@ async def test_retry_after_beyond_the_deadline_apologizes_at_once(
 ) -> None:
     """A 429 asking for 30 s cannot be waited out in a chat: the apology comes at once."""
     rig = chat_rig(flavor, rate_limited(flavor, "30"))
-    async with app_with(settings_for(tmp_path, flavor.spec), rig.model) as app:
-        chat = Chat(app)
-        replies = await chat.say("hola")
-        reasons = await chat.noise_reasons()
+    replies, reasons, chat = await one_turn(tmp_path, flavor, rig)
     assert replies == [t("es", "error_rate_limited")]
     assert reasons == ["provider_error:rate_limited"]
     assert (len(rig.fake.bodies), rig.sleep.delays) == (1, [])
@@ -121,10 +126,7 @@ async def test_rate_limit_that_persists_ends_in_an_apology(tmp_path: Path, flavo
 async def test_quota_exhausted_is_not_retried(tmp_path: Path, flavor: Flavor) -> None:
     """Quota errors cannot heal by waiting: one call, the quota apology, noise recorded."""
     rig = chat_rig(flavor, quota(flavor))
-    async with app_with(settings_for(tmp_path, flavor.spec), rig.model) as app:
-        chat = Chat(app)
-        replies = await chat.say("hola")
-        reasons = await chat.noise_reasons()
+    replies, reasons, _chat = await one_turn(tmp_path, flavor, rig)
     assert replies == [t("es", "error_quota_exhausted")]
     assert reasons == ["provider_error:quota_exhausted"]
     assert (len(rig.fake.bodies), rig.sleep.delays) == (1, [])
@@ -135,10 +137,7 @@ async def test_anthropic_529_overloaded_retries_then_apologizes(tmp_path: Path) 
     overloaded = answer(ANTHROPIC.error(529, "overloaded_error"))
     again = answer(ANTHROPIC.error(529, "overloaded_error"))
     rig = chat_rig(ANTHROPIC, overloaded, again, forever=again)
-    async with app_with(settings_for(tmp_path, ANTHROPIC.spec), rig.model) as app:
-        chat = Chat(app)
-        replies = await chat.say("hola")
-        reasons = await chat.noise_reasons()
+    replies, reasons, _chat = await one_turn(tmp_path, ANTHROPIC, rig)
     assert replies == [t("es", "error_overloaded")]
     assert reasons == ["provider_error:overloaded"]
     assert rig.sleep.delays == [0.5]  # a second backoff (1 s) would leave < 2 s of a 3 s deadline
@@ -157,10 +156,7 @@ async def test_anthropic_529_once_then_answers(tmp_path: Path) -> None:
 async def test_a_hanging_server_is_cut_at_the_deadline(tmp_path: Path, flavor: Flavor) -> None:
     """A server that never answers: the timeout apology within the deadline, not a hang."""
     rig = chat_rig(flavor, forever=hang)
-    async with app_with(settings_for(tmp_path, flavor.spec), rig.model) as app:
-        chat = Chat(app)
-        replies = await chat.say("hola")
-        reasons = await chat.noise_reasons()
+    replies, reasons, chat = await one_turn(tmp_path, flavor, rig)
     assert replies == [t("es", "error_timeout")]
     assert reasons == ["provider_error:timeout"]
     assert chat.durations[0] > DEADLINE_S / 2  # it really waited for the server

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from memory.fold.facts import Fact
-from memory.fold.summarizer import SummaryDraft
+from memory.fold.summarizer import FoldInput, SummaryDraft
 from memory.types import Exchange
 from providers.base import ChatReply, ChatRequest, ProviderError, StopReason, Usage
 
@@ -83,15 +82,8 @@ class FakeSummarizer:
     gate: asyncio.Event | None = None
     calls: list[tuple[str, tuple[Exchange, ...]]] = field(default_factory=list)
 
-    async def summarize(
-        self,
-        previous: str,
-        exchanges: Sequence[Exchange],
-        *,
-        missing: Sequence[Fact] = (),
-        language: str = "es",
-        max_tokens: int = 800,
-    ) -> SummaryDraft:
+    async def summarize(self, request: FoldInput) -> SummaryDraft:
+        previous, exchanges = request.previous, request.exchanges
         self.calls.append((previous, tuple(exchanges)))
         if self.gate is not None:
             await self.gate.wait()
@@ -104,3 +96,13 @@ class FakeSummarizer:
         ]
         text = "\n".join([previous, *lines] if previous else lines)
         return SummaryDraft(text, 20, 10, self.name)
+
+
+async def eventually(check: Callable[[], bool], seconds: float = 5.0) -> None:
+    """Poll `check` until it holds, for at most `seconds`: the state it reads belongs to
+    other tasks or threads (a server's, the store's)."""
+    for _ in range(int(seconds / 0.005)):
+        if check():
+            return
+        await asyncio.sleep(0.005)
+    raise AssertionError(f"condition not met within {seconds:g} s")

@@ -12,13 +12,10 @@ import pytest
 from bot.app import App
 from bot.channels.http import MAX_BODY, build_http_app
 from tests.support.fakes import ScriptedChatModel, respuesta
-from tests.support.whatsapp import FakeGraph, clear_env
+from tests.support.whatsapp import FakeGraph
 from tests.support.whatsapp_rig import WhatsAppRig
 
-
-@pytest.fixture(autouse=True)
-def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    clear_env(monkeypatch, tmp_path)
+pytestmark = pytest.mark.usefixtures("clean_env")
 
 
 class FakeTelegram:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import socket
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -24,21 +23,13 @@ from bot.channels.server import serving
 from bot.channels.whatsapp.channel import WhatsAppChannel
 from providers.offline import OfflineChatModel
 from tests.support.fakes import ScriptedChatModel, respuesta
-from tests.support.whatsapp import FakeGraph, clear_env, make_settings
+from tests.support.whatsapp import FakeGraph, make_settings
 
 DEADLINE = 0.3
 HEAD = b"POST /whatsapp/webhook HTTP/1.1\r\nHost: ventana\r\n"
 
 
-@pytest.fixture(autouse=True)
-def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    clear_env(monkeypatch, tmp_path)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+pytestmark = pytest.mark.usefixtures("clean_env")
 
 
 class Server:
@@ -68,11 +59,11 @@ async def closed_within(reader: asyncio.StreamReader, seconds: float) -> float:
 
 @pytest.fixture
 async def server(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture, request: pytest.FixtureRequest
+    tmp_path: Path, port: int, caplog: pytest.LogCaptureFixture, request: pytest.FixtureRequest
 ) -> AsyncIterator[Server]:
     limits: dict[str, Any] = getattr(request, "param", {})
     values = {
-        "http_port": free_port(),
+        "http_port": port,
         "http_header_timeout_seconds": DEADLINE,
         "http_body_timeout_seconds": DEADLINE,
         "http_keepalive_seconds": DEADLINE,

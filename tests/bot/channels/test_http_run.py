@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -15,29 +14,19 @@ from bot.channels.run import run_channels
 from bot.channels.whatsapp.webhook import sign
 from memory.store.sqlite.store import SQLiteStore
 from providers.offline import OfflineChatModel
-from tests.support.fakes import ScriptedChatModel, respuesta
+from tests.support.fakes import ScriptedChatModel, eventually, respuesta
 from tests.support.whatsapp import (
     APP_SECRET,
     LUCIA,
     VERIFY_TOKEN,
     FakeGraph,
-    clear_env,
     count_rows,
     golden,
     inbox_statuses,
     make_settings,
 )
 
-
-@pytest.fixture(autouse=True)
-def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    clear_env(monkeypatch, tmp_path)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+pytestmark = pytest.mark.usefixtures("clean_env")
 
 
 async def seed_inbox(db: Path) -> None:
@@ -52,18 +41,9 @@ async def seed_inbox(db: Path) -> None:
     await store.close()
 
 
-async def eventually(check: Callable[[], bool]) -> None:
-    """Poll `check` for up to five seconds: the state belongs to tasks of the server."""
-    for _ in range(250):
-        if check():
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("condition not met within five seconds")
-
-
-async def test_serves_whatsapp_and_healthz_then_stops_cleanly(tmp_path: Path) -> None:
+async def test_serves_whatsapp_and_healthz_then_stops_cleanly(tmp_path: Path, port: int) -> None:
     """Real port: health, handshake, a signed message answered; cancel frees the port."""
-    db, port = tmp_path / "ventana.db", free_port()
+    db = tmp_path / "ventana.db"
     await seed_inbox(db)
     graph, model, ready = FakeGraph(), ScriptedChatModel(reply=respuesta), asyncio.Event()
     settings = make_settings(db, http_port=port)

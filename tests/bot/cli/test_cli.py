@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,19 +25,39 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+def _spawn(
+    args: list[str],
+    tmp_path: Path,
+    *,
+    stdin: Any,
+    stdout: Any,
+    stderr: Any,
+    text: bool = True,
+    **extra: str,
+) -> subprocess.Popen[Any]:
+    """`python -m bot ARGS` started in `tmp_path` with the clean environment."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "bot", *args],
+        stdin=stdin,
+        stdout=stdout,
+        stderr=stderr,
+        text=text,
+        env=_env(tmp_path, **extra),
+        cwd=tmp_path,
+    )
+
+
 def _run(
     args: list[str], tmp_path: Path, stdin: str = "", **extra: str
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bot", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=_env(tmp_path, **extra),
-        cwd=tmp_path,
-        timeout=60,
-        check=False,
-    )
+    pipe = subprocess.PIPE
+    with _spawn(args, tmp_path, stdin=pipe, stdout=pipe, stderr=pipe, **extra) as proc:
+        try:
+            out, err = proc.communicate(stdin, timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def test_console_piped_input_then_end_of_input(tmp_path: Path) -> None:
@@ -94,15 +115,8 @@ def test_doctor_shows_the_durability_the_database_runs_with(tmp_path: Path) -> N
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_signal_stops_cleanly(tmp_path: Path, sig: signal.Signals) -> None:
     """SIGTERM or Ctrl-C while waiting for input: exit without a traceback, DB closed."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bot", "console"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=_env(tmp_path),
-        cwd=tmp_path,
-    )
+    pipe = subprocess.PIPE
+    proc = _spawn(["console"], tmp_path, stdin=pipe, stdout=pipe, stderr=pipe)
     try:
         assert proc.stdin is not None
         assert proc.stdout is not None

@@ -8,11 +8,10 @@ import pty
 import select
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-from tests.bot.cli.test_cli import _env
+from tests.bot.cli.test_cli import _spawn
 
 
 def free_port() -> int:
@@ -37,13 +36,9 @@ def test_terminal_input_has_line_editing(tmp_path: Path) -> None:
     main, child = pty.openpty()
     errors = tmp_path / "stderr.txt"
     with errors.open("wb") as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "bot", "console", "--session", "tty"],
-            stdin=child,
-            stdout=child,
-            stderr=err,
-            env=_env(tmp_path, TERM="xterm"),
-            cwd=tmp_path,
+        args = ["console", "--session", "tty"]
+        proc = _spawn(
+            args, tmp_path, stdin=child, stdout=child, stderr=err, text=False, TERM="xterm"
         )
     os.close(child)
     seen = bytearray()
@@ -64,19 +59,15 @@ def test_terminal_input_has_line_editing(tmp_path: Path) -> None:
 
 def test_run_warns_when_telegram_gets_the_offline_model(tmp_path: Path) -> None:
     """`ventana run` with Telegram and no chat model logs a warning naming the fix."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bot", "run"],
+    proc = _spawn(
+        ["run"],
+        tmp_path,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        text=True,
-        env=_env(
-            tmp_path,
-            TELEGRAM_BOT_TOKEN="1:x",
-            TELEGRAM_BASE_URL="http://127.0.0.1:9/bot",  # nothing listens: no network
-            VENTANA_HTTP_PORT=str(free_port()),
-        ),
-        cwd=tmp_path,
+        TELEGRAM_BOT_TOKEN="1:x",
+        TELEGRAM_BASE_URL="http://127.0.0.1:9/bot",  # nothing listens: no network
+        VENTANA_HTTP_PORT=str(free_port()),
     )
     lines: list[str] = []
     try:

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
 
-from memory.fold.summarizer import FoldOutcome, ModelSummarizer, fold_text
-from memory.tokens import default_tokenizer
+from memory.engine import EngineConfig, MemoryEngine
+from memory.fold.service import FoldService
+from memory.fold.summarizer import FoldOutcome, ModelSummarizer, Summarizer, fold_text
+from memory.store.sqlite.store import SQLiteStore
+from memory.tokens import Tokenizer, default_tokenizer
 from memory.types import Exchange
 from providers.base import ChatReply, ChatRequest, ProviderError, Usage
 
@@ -92,3 +97,35 @@ def long_case(turns: int) -> list[Exchange]:
         for i in range(turns)
     ]
     return opening + routine
+
+
+@asynccontextmanager
+async def engine_over(
+    summarizer: Summarizer,
+    tokenizer: Tokenizer,
+    chat: Any,
+    *,
+    window: int,
+    fold_batch: int,
+    summary_tokens: int,
+    system: str = "S",
+    **config: Any,
+) -> AsyncIterator[tuple[SQLiteStore, FoldService, MemoryEngine]]:
+    """An in-memory store, its fold service and an engine over `chat` (`config`: more
+    `EngineConfig` fields); closed on exit."""
+    store = await SQLiteStore.open(":memory:")
+    folds = FoldService(
+        store,
+        summarizer,
+        tokenizer,
+        window=window,
+        fold_batch=fold_batch,
+        summary_tokens=summary_tokens,
+        language="es",
+    )
+    settings = EngineConfig(system, window=window, fold_batch=fold_batch, **config)
+    try:
+        yield store, folds, MemoryEngine(store, chat, folds, tokenizer, settings)
+    finally:
+        await folds.aclose()
+        await store.close()

@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 import pytest
 import structlog.testing
 
-from memory.engine import EngineConfig, MemoryEngine
+from memory.engine import MemoryEngine
 from memory.fold.service import FoldService
+from memory.fold.summarizer import FoldInput, SummaryDraft
 from memory.policy import TooLarge
 from memory.store.conversation import NewExchange, NewSummary
 from memory.store.sqlite.store import SQLiteStore
 from providers.base import ContextTooLong
+from tests.memory.fold.fold_support import engine_over
 from tests.memory.test_engine_invariants import WordTokenizer
-from tests.support.fakes import FakeSummarizer, ScriptedChatModel
+from tests.support.fakes import FakeSummarizer, ScriptedChatModel, eventually
 
 KEY = "console:fold"
 T0 = datetime(2026, 7, 1, tzinfo=UTC)
@@ -35,19 +36,18 @@ class Rig:
 
 @pytest.fixture
 async def rig() -> AsyncIterator[Rig]:
-    store = await SQLiteStore.open(":memory:")
-    summarizer = FakeSummarizer()
-    tok = WordTokenizer()
-    folds = FoldService(
-        store, summarizer, tok, window=2, fold_batch=2, summary_tokens=80, language="es"
+    summarizer, model = FakeSummarizer(), ScriptedChatModel()
+    setup = engine_over(
+        summarizer,
+        WordTokenizer(),
+        model,
+        window=2,
+        fold_batch=2,
+        summary_tokens=80,
+        context_tokens=400,
     )
-    model = ScriptedChatModel()
-    engine = MemoryEngine(
-        store, model, folds, tok, EngineConfig("S", window=2, fold_batch=2, context_tokens=400)
-    )
-    yield Rig(store, summarizer, folds, model, engine)
-    await folds.aclose()
-    await store.close()
+    async with setup as (store, folds, engine):
+        yield Rig(store, summarizer, folds, model, engine)
 
 
 async def _turns(rig: Rig, n: int, words: int = 3) -> None:
@@ -128,7 +128,7 @@ class _RacingSummarizer(FakeSummarizer):
         super().__init__()
         self.store, self.races = store, races
 
-    async def summarize(self, previous: str, exchanges: Any, **kw: Any) -> Any:
+    async def summarize(self, request: FoldInput) -> SummaryDraft:
         if self.races > 0:
             self.races -= 1
             state = await self.store.peek_state(KEY, 2)
@@ -140,7 +140,7 @@ class _RacingSummarizer(FakeSummarizer):
                 1, 1, T0,
             )  # fmt: skip
             await self.store.write_summary(rival)
-        return await super().summarize(previous, exchanges, **kw)
+        return await super().summarize(request)
 
 
 async def test_resummarize_retries_a_lost_race_and_says_why_it_did_not(rig: Rig) -> None:
@@ -255,20 +255,11 @@ async def test_short_repetitive_chat_keeps_folding_and_keeps_every_order_number(
     from memory.fold.extractive import ExtractiveSummarizer
     from memory.tokens import default_tokenizer
 
-    store = await SQLiteStore.open(":memory:")
     tok = default_tokenizer()
-    folds = FoldService(
-        store,
-        ExtractiveSummarizer(tok),
-        tok,
-        window=6,
-        fold_batch=4,
-        summary_tokens=800,
-        language="es",
-    )
     model = ScriptedChatModel()
-    engine = MemoryEngine(store, model, folds, tok, EngineConfig("S", window=6, fold_batch=4))
-    try:
+    summarizer = ExtractiveSummarizer(tok)
+    setup = engine_over(summarizer, tok, model, window=6, fold_batch=4, summary_tokens=800)
+    async with setup as (store, folds, engine):
         for i in range(60):
             model.script.append(
                 f"Gracias, anoto lo que comentas en la respuesta {i}. Revisamos el caso y te"
@@ -287,9 +278,6 @@ async def test_short_repetitive_chat_keeps_folding_and_keeps_every_order_number(
         assert state.summary.checkpoint >= 60 - 6 - 3  # exchange ids count from 1
         for i in range(state.summary.checkpoint):
             assert f"#48{i}" in state.summary.text, f"#48{i} lost"
-    finally:
-        await folds.aclose()
-        await store.close()
 
 
 async def test_background_folds_are_bounded_but_budget_folds_never_wait() -> None:
@@ -320,13 +308,13 @@ async def test_background_folds_are_bounded_but_budget_folds_never_wait() -> Non
                     )
                 )
             folds.request(key)
-        await _until(lambda: len(summarizer.calls) >= 2)
+        await eventually(lambda: len(summarizer.calls) >= 2)
         await asyncio.sleep(0.05)
         assert len(summarizer.calls) == 2, "two background folds at once"
         urgent = asyncio.create_task(folds.fold("console:urgent-none"))
         sync_key = keys[-1]
         sync = asyncio.create_task(folds.fold(sync_key, keep_window=1))
-        await _until(lambda: len(summarizer.calls) >= 3)
+        await eventually(lambda: len(summarizer.calls) >= 3)
         assert len(summarizer.calls) == 3, "the budget's fold started without a slot"
         assert await urgent is None
         assert summarizer.gate is not None
@@ -341,12 +329,3 @@ async def test_background_folds_are_bounded_but_budget_folds_never_wait() -> Non
     finally:
         await folds.aclose()
         await store.close()
-
-
-async def _until(condition: Callable[[], bool]) -> None:
-    """Poll (the store answers from its own threads) for at most 5 s."""
-    for _ in range(1000):
-        if condition():
-            return
-        await asyncio.sleep(0.005)
-    raise AssertionError("condition not met within 5 s")

@@ -8,11 +8,25 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory.fold.facts import Fact, extract_facts, missing_facts
-from memory.fold.guard import guard_summary
+from memory.fold.guard import GuardResult, guard_summary
 from memory.tokens import default_tokenizer
 from tests.memory.fold.fold_support import (
     chars,
 )
+
+
+def guard(
+    body: str, required: Sequence[Fact], *, cap: int, language: str = "es", previous: str = ""
+) -> GuardResult:
+    """`guard_summary` counting characters, as most cases here do."""
+    return guard_summary(
+        body,
+        required=required,
+        previous_text=previous,
+        language=language,
+        cap_tokens=cap,
+        count_tokens=chars,
+    )
 
 
 def test_guard_trims_key_facts_by_priority_and_reports_dropped() -> None:
@@ -20,14 +34,7 @@ def test_guard_trims_key_facts_by_priority_and_reports_dropped() -> None:
     required = [Fact("id", "#4821"), Fact("time", "14:30"), Fact("amount", "84,90 €")]
     body = "El usuario reportó un pedido roto; el asistente se ocupa."
     cap = len(body) + len("\n\nDatos clave:") + len("\n- #4821\n- 84,90 €") + 1
-    result = guard_summary(
-        body,
-        required=required,
-        previous_text="",
-        language="es",
-        cap_tokens=cap,
-        count_tokens=chars,
-    )
+    result = guard(body, required, cap=cap)
     assert result.ok
     assert result.text == f"{body}\n\nDatos clave:\n- #4821\n- 84,90 €"
     assert result.dropped == (Fact("time", "14:30"),)
@@ -37,14 +44,7 @@ def test_guard_trims_key_facts_by_priority_and_reports_dropped() -> None:
 def test_guard_shortens_a_long_body_to_make_room() -> None:
     """An over-long single paragraph is cut by sentences, not dropped whole or overflowed."""
     body = " ".join(f"Frase número {i} sin datos." for i in range(40)) + " Pedido #4821 enviado."
-    result = guard_summary(
-        body,
-        required=[Fact("id", "#4821")],
-        previous_text="",
-        language="en",
-        cap_tokens=200,
-        count_tokens=chars,
-    )
+    result = guard(body, [Fact("id", "#4821")], cap=200, language="en")
     assert result.ok
     assert len(result.text) <= 200
     assert "#4821" in result.text
@@ -54,14 +54,7 @@ def test_guard_shortens_a_long_body_to_make_room() -> None:
 def test_guard_reuses_an_existing_key_facts_section() -> None:
     """A body already ending in the key-facts list gets the new facts under that heading."""
     body = "Resumen del caso con varios detalles.\n\nKey facts:\n- #1"
-    result = guard_summary(
-        body,
-        required=[Fact("id", "#2")],
-        previous_text="",
-        language="en",
-        cap_tokens=500,
-        count_tokens=chars,
-    )
+    result = guard(body, [Fact("id", "#2")], cap=500, language="en")
     assert result.text == body + "\n- #2"
 
 
@@ -76,14 +69,7 @@ def test_guard_reuses_an_existing_key_facts_section() -> None:
 def test_guard_output_always_fits_the_cap(body: str, values: Sequence[str], cap: int) -> None:
     """Whatever the draft and facts, an accepted summary never exceeds the cap."""
     required = [f for v in values for f in extract_facts(v)]
-    result = guard_summary(
-        body,
-        required=required,
-        previous_text="",
-        language="es",
-        cap_tokens=cap,
-        count_tokens=chars,
-    )
+    result = guard(body, required, cap=cap)
     if result.ok:
         assert len(result.text) <= cap
         assert set(result.dropped) == set(missing_facts(required, result.text))
@@ -129,24 +115,12 @@ def test_draft_that_leaves_the_facts_to_the_guard_is_not_too_short() -> None:
     check counts the restored key facts (without it every later fold was rejected)."""
     ids = [f"#48{i}" for i in range(30)]
     previous = "El usuario sigue su pedido.\nDatos clave:\n" + "\n".join(f"- {i}" for i in ids)
-    result = guard_summary(
-        "El usuario sigue su pedido.",
-        required=[Fact("id", i) for i in ids],
-        previous_text=previous,
-        language="es",
-        cap_tokens=2000,
-        count_tokens=chars,
+    result = guard(
+        "El usuario sigue su pedido.", [Fact("id", i) for i in ids], cap=2000, previous=previous
     )
     assert result.ok, result.reject_reason
     assert all(i in result.text for i in ids)
-    short = guard_summary(
-        "Pedido.",
-        required=[],
-        previous_text=previous,
-        language="es",
-        cap_tokens=2000,
-        count_tokens=chars,
-    )
+    short = guard("Pedido.", [], cap=2000, previous=previous)
     assert short.reject_reason == "too_short"
 
 

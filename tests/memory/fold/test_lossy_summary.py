@@ -8,15 +8,13 @@ import random
 import pytest
 import structlog.testing
 
-from memory.engine import EngineConfig, MemoryEngine
 from memory.fold.extractive import ExtractiveSummarizer
 from memory.fold.facts import extract_facts
-from memory.fold.service import FoldService
 from memory.fold.summarizer import ModelSummarizer, Summarizer
 from memory.policy import Assembly
-from memory.store.sqlite.store import SQLiteStore
 from memory.tokens import default_tokenizer
 from providers.base import ChatReply, ChatRequest, Usage
+from tests.memory.fold.fold_support import engine_over
 from tests.support.fakes import ScriptedChatModel
 
 KEY = "console:lossy"
@@ -114,16 +112,19 @@ def _routine(rng: random.Random, n: int) -> tuple[str, str]:
 
 
 async def _last_request(summarizer: Summarizer) -> tuple[str, str, int]:
-    store = await SQLiteStore.open(":memory:")
-    tokenizer = default_tokenizer()
-    folds = FoldService(
-        store, summarizer, tokenizer, window=6, fold_batch=4, summary_tokens=800, language="es"
-    )
     chat = ScriptedChatModel()
-    engine = MemoryEngine(store, chat, folds, tokenizer, EngineConfig("Eres soporte."))
+    setup = engine_over(
+        summarizer,
+        default_tokenizer(),
+        chat,
+        window=6,
+        fold_batch=4,
+        summary_tokens=800,
+        system="Eres soporte.",
+    )
     rng = random.Random(19)
     turns = OPENING + [_routine(rng, n) for n in range(len(OPENING), TURNS - 1)]
-    try:
+    async with setup as (store, folds, engine):
         for user, reply in turns:
             chat.script.append(reply)
             prepared = await engine.prepare(KEY, user)
@@ -138,9 +139,6 @@ async def _last_request(summarizer: Summarizer) -> tuple[str, str, int]:
         assert state is not None
         versions = len(await store.summaries(state.episode.id))
         return text, plan.summary.text if plan.summary else "", versions
-    finally:
-        await folds.aclose()
-        await store.close()
 
 
 @pytest.mark.parametrize("kind", ["lossy", "offline"])
@@ -168,20 +166,12 @@ async def test_every_planted_fact_reaches_the_request_at_turn_300(kind: str) -> 
 async def test_dropped_facts_are_logged_by_kind_values_only_at_debug() -> None:
     """When the key-facts cap sheds facts, the info event names their kinds and count;
     their values (user data) appear only in a debug event."""
-    store = await SQLiteStore.open(":memory:")
-    tokenizer = default_tokenizer()
-    folds = FoldService(
-        store,
-        ModelSummarizer(VagueModel()),
-        tokenizer,
-        window=2,
-        fold_batch=2,
-        summary_tokens=60,
-        language="es",
-    )
     chat = ScriptedChatModel()
-    engine = MemoryEngine(store, chat, folds, tokenizer, EngineConfig("S", window=2, fold_batch=2))
-    try:
+    summarizer = ModelSummarizer(VagueModel())
+    setup = engine_over(
+        summarizer, default_tokenizer(), chat, window=2, fold_batch=2, summary_tokens=60
+    )
+    async with setup as (_store, folds, engine):
         with structlog.testing.capture_logs() as logs:
             for i in range(8):
                 user = f"Pedido #PED-{i}01 y ticket INC-{i}02, factura FAC-{i}03, ref ZX-{i}04."
@@ -196,6 +186,3 @@ async def test_dropped_facts_are_logged_by_kind_values_only_at_debug() -> None:
         debug = [e for e in logs if e["event"] == "fold_dropped_values"]
         assert debug
         assert all(e["log_level"] == "debug" for e in debug)
-    finally:
-        await folds.aclose()
-        await store.close()
