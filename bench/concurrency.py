@@ -36,7 +36,7 @@ from bench.common import (
     percentile,
     ts,
 )
-from bench.seed import SeedSession, seed
+from bench.data.seed import SeedSession, seed
 from bot.app import App
 from bot.conversation.inbound import Inbound
 

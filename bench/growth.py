@@ -8,7 +8,7 @@ cost recall adds to a turn and the growth ratio with recall on come from one run
 key's search alone is also timed against the small and the big index: the index is
 shared by all keys, and a search must not walk the other keys' entries.
 
-Both databases are seeded straight through sqlite3 (see `bench.seed`), in a temporary
+Both databases are seeded straight through sqlite3 (see `bench.data.seed`), in a temporary
 directory that lives only for this run: the big one holds `--big` messages (exchanges ×
 2) over many sessions, one of which (the target) holds a tenth of them; the small one has
 the same shape at `--small`. Each round runs T turns, round-robin over the target and
@@ -39,8 +39,8 @@ from bench.common import (
     quiet_logs,
     ts,
 )
-from bench.seed import SeedSession, seed
-from bench.transcripts import long_support
+from bench.data.seed import SeedSession, seed
+from bench.data.transcripts import long_support
 from bot.conversation.inbound import Inbound
 from memory.recall.terms import query_terms
 from memory.store.sqlite import recall_index

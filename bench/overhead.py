@@ -49,7 +49,7 @@ from bench.common import (
     percentile,
     ts,
 )
-from bench.transcripts import long_support
+from bench.data.transcripts import long_support
 from bot.conversation.inbound import Inbound
 from providers.base import ChatRequest, Message
 

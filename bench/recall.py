@@ -3,7 +3,7 @@
     python -m bench.recall [--exchanges N] [--topic off|heuristic] [--quick]
 
 Two long cases (Spanish and English, `--exchanges` each, default 300) from
-`bench.recall_cases`: details said among the first exchanges, asked about after the last
+`bench.data.recall_cases`: details said among the first exchanges, asked about after the last
 one as replay probes (dry runs), each in three phrasings (direct, rephrased, paraphrase
 sharing few words). The same transcript is replayed twice through `ventana replay`'s
 pipeline (product defaults, offline models, scripted replies): recall on, and recall off
@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.common import Target, bench_settings, quiet_logs
-from bench.recall_cases import Line, case
+from bench.data.recall_cases import Line, case
 from bot.ops.replay import Report, run_replay
 from memory.tokens import Tokenizer, count_messages, default_tokenizer
 from providers.base import Message

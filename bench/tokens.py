@@ -3,7 +3,7 @@
     python -m bench.tokens [--turns N] [--replies llm|terse|both] [--topic off|heuristic]
                            [--quick]
 
-The transcript (`bench.transcripts`, ≥ 300 user turns, one continuous case) runs through
+The transcript (`bench.data.transcripts`, ≥ 300 user turns, one continuous case) runs through
 `app.handler.handle` with the product defaults (window 6, fold batch 4, budget 8000,
 summary cap 800, the offline extractive summarizer) and its scripted replies; background
 folds are drained after each turn. Prompt tokens are the exact chat request's tokens
@@ -36,7 +36,7 @@ from pathlib import Path
 from statistics import fmean
 
 from bench.common import Target, bench_settings, build_app, quiet_logs
-from bench.transcripts import EARLY_FACTS, Turn, long_support
+from bench.data.transcripts import EARLY_FACTS, Turn, long_support
 from bot.conversation.inbound import Inbound
 from memory.tokens import count_messages
 from providers.base import ChatReply, ChatRequest, Message, Usage

@@ -13,8 +13,8 @@ import pytest
 
 from bench import concurrency, growth, overhead, tokens
 from bench.common import percentile
-from bench.seed import SeedSession, seed
-from bench.transcripts import EARLY_FACTS, long_support
+from bench.data.seed import SeedSession, seed
+from bench.data.transcripts import EARLY_FACTS, long_support
 from memory.fold.facts import extract_facts
 
 HAS_AGENTS = importlib.util.find_spec("agents") is not None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bench import recall
-from bench.recall_cases import EN, ES, case
+from bench.data.recall_cases import EN, ES, case
 
 
 def test_cases_plant_details_early_and_ask_them_late() -> None:

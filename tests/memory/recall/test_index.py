@@ -164,7 +164,7 @@ def test_rebuild_shows_a_progress_bar_when_large(tmp_path: Path, capsys: object)
 
     assert isinstance(capsys, pytest.CaptureFixture)
     db = tmp_path / "s.db"
-    from bench.seed import SeedSession, seed
+    from bench.data.seed import SeedSession, seed
 
     seed(db, [SeedSession("telegram:1", 300, pending=2)])
     con = sqlite3.connect(db, isolation_level=None)

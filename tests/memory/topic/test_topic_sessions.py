@@ -95,7 +95,7 @@ def test_an_agent_promising_a_resolution_closes_nothing() -> None:
 def test_the_long_support_case_never_resets() -> None:
     """The 320-turn single case of bench.tokens (returns days later, follow-ups, new
     words) stays one episode under the default detector."""
-    from bench.transcripts import long_support
+    from bench.data.transcripts import long_support
 
     for replies in ("llm", "terse"):
         turns = long_support(replies=replies)

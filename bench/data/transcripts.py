@@ -1,6 +1,6 @@
 """A long, deterministic Spanish support conversation for the benchmarks.
 
-    python -m bench.transcripts [--turns N] [--replies llm|terse] [--out FILE.jsonl]
+    python -m bench.data.transcripts [--turns N] [--replies llm|terse] [--out FILE.jsonl]
 
 One customer, one continuous case (no real change of topic), so every early fact is
 still relevant at the end: an order, its date and amount, a ticket, a phone number, an
