@@ -11,11 +11,12 @@ import structlog
 from pydantic import SecretStr
 
 from bot.conversation.handler import ConversationHandler
-from config.settings import Settings
+from config.settings import POSTGRES_SCHEMES, Settings
 from memory.engine import EngineConfig, MemoryEngine, TopicCheck
 from memory.fold.extractive import ExtractiveSummarizer
 from memory.fold.service import FoldService
 from memory.fold.summarizer import ModelSummarizer, Summarizer
+from memory.store.postgres.store import PostgresStore
 from memory.store.sqlite.store import SQLiteStore
 from memory.tokens import Tokenizer, default_tokenizer
 from memory.topic.decide import PROFILES, TopicContext, decide, respect_undo
@@ -78,10 +79,26 @@ def make_topic_check(settings: Settings, summary_model: ChatModel) -> TopicCheck
     return check
 
 
+async def open_store(
+    settings: Settings, db: str | Path | None = None
+) -> SQLiteStore | PostgresStore:
+    """The backend `VENTANA_DB` names: a PostgreSQL URL, or a SQLite file."""
+    target = db if db is not None else settings.db
+    if isinstance(target, str) and target.startswith(POSTGRES_SCHEMES):
+        if settings.telegram_enabled and not settings.telegram_webhook_url:
+            log.warning(
+                "telegram_polling_single_consumer",
+                hint="long polling has one consumer: with several workers on PostgreSQL,"
+                " set TELEGRAM_WEBHOOK_URL (webhook mode)",
+            )
+        return await PostgresStore.open(target, pool_size=settings.db_pool_size)
+    return await SQLiteStore.open(target, sync=settings.db_sync)
+
+
 @dataclass
 class App:
     settings: Settings
-    store: SQLiteStore
+    store: SQLiteStore | PostgresStore
     chat_model: ChatModel
     summary_model: ChatModel
     tokenizer: Tokenizer
@@ -102,9 +119,7 @@ class App:
             built_chat, built_summary = build_models(settings)
             chat_model = chat_model or built_chat
             summary_model = summary_model or built_summary
-        store = await SQLiteStore.open(
-            db if db is not None else settings.db, sync=settings.db_sync
-        )
+        store = await open_store(settings, db)
         tokenizer = default_tokenizer()
         tokenizer.count("warm-up")  # load the BPE tables now, not inside the first turn
         folds = FoldService(

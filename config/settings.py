@@ -61,12 +61,16 @@ def _lower(value: object) -> object:
 Lower = BeforeValidator(_lower)  # choices are accepted in any case: JSON, Json, json
 
 
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_file=".env", extra="ignore", case_sensitive=False, populate_by_name=True
     )
 
-    db: Path = _v("VENTANA_DB", Path("./data/ventana.db"))
+    db: Path | str = _v("VENTANA_DB", Path("./data/ventana.db"))  # str: a PostgreSQL URL
+    db_pool_size: int = _v("VENTANA_DB_POOL_SIZE", 10, ge=1, le=1000)
     db_sync: Annotated[Literal["normal", "full"], Lower] = _v("VENTANA_DB_SYNC", "normal")
     chat_model: str = _v("VENTANA_CHAT_MODEL", "offline")
     summary_model: str = _v("VENTANA_SUMMARY_MODEL", "offline")
@@ -145,6 +149,22 @@ class Settings(BaseSettings):
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=Path(toml)))
         return tuple(sources)
 
+    @field_validator("db", mode="before")
+    @classmethod
+    def _db(cls, value: object) -> Path | str:
+        """A plain path is a SQLite file; a URL must be PostgreSQL's (never echoed: it
+        may hold a password)."""
+        text = str(value)
+        if "://" not in text:
+            return Path(text)
+        if text.startswith(POSTGRES_SCHEMES):
+            return text
+        scheme = text.split("://", 1)[0][:20]
+        raise ValueError(
+            f"{scheme}:// is not supported: use a SQLite file path, or a PostgreSQL URL"
+            " (postgresql://… or postgres://…)"
+        )
+
     @field_validator("chat_model", "summary_model")
     @classmethod
     def _spec(cls, value: str) -> str:
@@ -205,6 +225,11 @@ class Settings(BaseSettings):
         return parse_spec(self.summary_model)
 
     @property
+    def postgres_url(self) -> str | None:
+        """The PostgreSQL URL when `VENTANA_DB` is one, else None (a SQLite file)."""
+        return self.db if isinstance(self.db, str) else None
+
+    @property
     def telegram_enabled(self) -> bool:
         return self.telegram_bot_token is not None
 
@@ -240,8 +265,8 @@ def _is_secret(name: str) -> bool:
     for field, info in Settings.model_fields.items():
         alias = info.validation_alias
         names = {field, *(str(c).lower() for c in getattr(alias, "choices", []))}
-        if name.lower() in names:
-            return SecretStr in (info.annotation, *get_args(info.annotation))
+        if name.lower() in names:  # VENTANA_DB may be a URL with a password
+            return field == "db" or SecretStr in (info.annotation, *get_args(info.annotation))
     return True  # unknown: do not risk echoing it
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bot.app import App, build_models
+from bot.app import App, build_models, open_store
 from bot.cli.channel_probe import check_channels, doctor_warnings
 from config.settings import Settings
-from memory.store.sqlite.store import SQLiteStore
+from memory.store.postgres.store import PostgresStore
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -41,17 +41,23 @@ async def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
         f" budget={settings.context_tokens}",
     )
     try:
-        store = await SQLiteStore.open(settings.db, sync=settings.db_sync)
+        store = await open_store(settings)
         migrations = await store.applied_migrations()
-        sync = await store.synchronous()
-        good &= _line(
-            await store.ping(),
-            "database",
-            f"{settings.db} ({len(migrations)} migrations, WAL, synchronous={sync})",
-        )
+        if isinstance(store, PostgresStore):
+            pool = store.pool_state()
+            detail = (
+                f"postgresql {await store.server_version()} ({len(migrations)} migrations,"
+                f" pool {pool['size']}/{pool['max']} open, {pool['idle']} idle,"
+                f" {pool['waiting']} waiting)"
+            )
+        else:
+            sync = await store.synchronous()
+            detail = f"{settings.db} ({len(migrations)} migrations, WAL, synchronous={sync})"
+        good &= _line(await store.ping(), "database", detail)
         await store.close()
     except Exception as exc:
-        good = _line(False, "database", f"{settings.db}: {exc}")
+        where = "postgresql" if settings.postgres_url else str(settings.db)
+        good = _line(False, "database", f"{where}: {exc}")
     try:
         chat, summary = build_models(settings)
     except ValueError as exc:
@@ -79,7 +85,7 @@ async def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
-    store = await SQLiteStore.open(settings.db, sync=settings.db_sync)
+    store = await open_store(settings)
     try:
         removed = await store.forget(args.key)
         erased = await store.erased(wait_s=args.wait) if removed else True

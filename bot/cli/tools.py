@@ -23,6 +23,7 @@ from bot.ops.chart_png import png_support
 from bot.ops.replay import Report, TranscriptError, run_replay, write_outputs
 from config.logging import configure_logging
 from config.settings import Settings, SettingsInvalid, load_settings
+from memory.store.postgres.store import PostgresStore
 from memory.store.sqlite.store import SQLiteStore
 from memory.tokens import default_tokenizer
 
@@ -167,13 +168,17 @@ def _print_summary(report: Report, args: argparse.Namespace) -> None:
 
 
 @asynccontextmanager
-async def _existing_store(settings: Settings) -> AsyncIterator[SQLiteStore | None]:
+async def _existing_store(settings: Settings) -> AsyncIterator[SQLiteStore | PostgresStore | None]:
     """The store, or None when the database file does not exist (never create one here)."""
-    exists = await asyncio.to_thread(Path(settings.db).is_file)
+    exists = settings.postgres_url is not None or await asyncio.to_thread(
+        Path(settings.db).is_file
+    )
     if str(settings.db) != ":memory:" and not exists:
         yield None
         return
-    store = await SQLiteStore.open(settings.db, sync=settings.db_sync)
+    from bot.app import open_store  # only the store views need it
+
+    store = await open_store(settings)
     try:
         yield store
     finally:

@@ -194,6 +194,20 @@ class ConversationHandler:
             structlog.contextvars.unbind_contextvars("key")
 
     async def _process_entry(self, entry: InboxEntry) -> list[str]:
+        """The chat is held (across workers on a shared store) while its claimed entries
+        run, oldest first; a state read at intake is kept only if the claim says it holds."""
+        if not entry.id:  # a dry run never entered the inbox
+            return await self._run_entry(entry)
+        texts: list[str] = []
+        async with self.store.claim_turn(entry) as claim:
+            for each in claim.entries:
+                if not claim.exclusive:
+                    self._states.pop(each.id, None)
+                replies = await self._run_entry(each)
+                texts = replies if each.id == entry.id else texts
+        return texts
+
+    async def _run_entry(self, entry: InboxEntry) -> list[str]:
         if entry.status == "answered":  # replied before a crash, delivery unconfirmed
             texts = list(entry.replies)
         else:

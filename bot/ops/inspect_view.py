@@ -19,6 +19,7 @@ from rich.text import Text
 from config.settings import Settings
 from memory.carry_over import carry_over_block
 from memory.policy import assemble
+from memory.store.postgres.store import PostgresStore
 from memory.store.sqlite.store import SQLiteStore
 from memory.tokens import Tokenizer
 from memory.types import Exchange
@@ -38,7 +39,7 @@ def decode_row(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-async def export_key(store: SQLiteStore, key: str) -> dict[str, Any] | None:
+async def export_key(store: SQLiteStore | PostgresStore, key: str) -> dict[str, Any] | None:
     """Everything stored for `key` (decoded JSON columns), or None for an unknown key."""
     raw = await store.export(key)
     if not raw.get("session"):
@@ -53,7 +54,7 @@ async def export_key(store: SQLiteStore, key: str) -> dict[str, Any] | None:
 
 
 async def collect(
-    store: SQLiteStore, key: str, settings: Settings, tokenizer: Tokenizer
+    store: SQLiteStore | PostgresStore, key: str, settings: Settings, tokenizer: Tokenizer
 ) -> dict[str, Any] | None:
     data = await export_key(store, key)
     state = await store.peek_state(key, settings.window_exchanges)

@@ -10,7 +10,8 @@ state, exchange, done (the done mark rides with the next write).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from datetime import datetime
 from functools import partial
@@ -22,7 +23,7 @@ import structlog
 from memory.recall.rank import Hit
 from memory.recall.terms import QueryTerm
 from memory.store.conversation import Intake, NewExchange, NewSummary, SessionInfo
-from memory.store.inbox import Answered
+from memory.store.inbox import Answered, Claim
 from memory.store.sqlite import admin, queries, recall_index, usage, writes
 from memory.store.sqlite.connection import (
     WAL_SAFETY_PAGES,
@@ -133,6 +134,11 @@ class SQLiteStore(GroupCommitWriter):
 
     async def inbox_settled(self) -> None:
         await asyncio.gather(*self._delivering.values(), return_exceptions=True)
+
+    @asynccontextmanager
+    async def claim_turn(self, entry: InboxEntry) -> AsyncIterator[Claim]:
+        """One process owns a SQLite file: the chat queue already orders the chat."""
+        yield Claim((entry,), exclusive=True)
 
     async def inbox_prune(self, before: datetime) -> int:
         return await self._atomic(partial(writes.inbox_prune, before=before))

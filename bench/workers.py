@@ -1,0 +1,298 @@
+"""Workers: 1, 2 and 4 worker processes on PostgreSQL against one process on SQLite.
+
+    python -m bench.workers [--chats N] [--turns T] [--latency S] [--workers 1,2,4]
+                            [--pool-size P] [--spread S] [--url postgresql://…] [--quick]
+
+Every configuration runs the same load: N chats, each sending T messages one after the
+other (the next once the previous is answered), through the real handler, engine and
+store; the chat model sleeps `--latency` seconds (asyncio.sleep, in the worker: the model
+is not what is measured); the chats' first messages are spread over `--spread` seconds
+(default: one model latency; 0 is a burst of every chat at the same instant), and each
+chat's next message follows its reply, so the arrivals stay spread. Chats are spread
+over the workers (chat i → worker i mod W), each worker a process of its own, all
+started together. PostgreSQL is a throwaway
+server started for the run unless `--url` names one (its database is emptied).
+
+Figures per configuration: wall time, turns/s against the ideal (T·latency + spread), and
+the per-turn store time (the time a turn spends in store calls: intake, state, claim,
+exchange, marks; waits for a pooled connection included) p50 and p99. SQLite's single
+process is the baseline, in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import inspect
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from bench.common import FastChat, Target, bench_settings, build_app, percentile, quiet_logs, ts
+from bot.conversation.inbound import Inbound
+
+# The store time of the turn in progress, per chat driver (copied into the chat's task).
+_SPENT: ContextVar[list[float]] = ContextVar("store_spent")
+
+
+class TimedStore:
+    """Wraps a store: every call's duration is added to the current turn's account."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._inner, name)
+        if name == "claim_turn":
+            return self._timed_claim(value)
+        if inspect.iscoroutinefunction(value):
+            return self._timed(name, value)
+        return value
+
+    by_method: ClassVar[dict[str, float]] = {}  # seconds per store method, this process
+
+    @classmethod
+    def _account(cls, started: float, name: str = "claim_turn") -> None:
+        took = time.perf_counter() - started
+        cls.by_method[name] = cls.by_method.get(name, 0.0) + took
+        spent = _SPENT.get(None)
+        if spent is not None:
+            spent[0] += took
+
+    def _timed(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return await fn(*args, **kwargs)
+            finally:
+                self._account(started, name)
+
+        return call
+
+    def _timed_claim(self, claim: Callable[..., Any]) -> Callable[..., Any]:
+        @asynccontextmanager
+        async def timed(entry: Any) -> AsyncIterator[Any]:
+            started = time.perf_counter()
+            manager = claim(entry)
+            entries = await manager.__aenter__()
+            self._account(started)
+            try:
+                yield entries
+            except BaseException as exc:
+                if not await manager.__aexit__(type(exc), exc, exc.__traceback__):
+                    raise
+            else:
+                started = time.perf_counter()
+                await manager.__aexit__(None, None, None)
+                self._account(started)
+
+        return timed
+
+
+# -- one worker (a child process) ----------------------------------------------------------
+
+
+async def _worker(
+    db: str, chats: list[int], turns: int, latency: float, pool: int, at: float, spread: float
+) -> dict[str, Any]:
+    quiet_logs()
+    target: Any = db if "://" in db else Path(db)
+    settings = bench_settings(target, db_pool_size=pool)
+    app = await build_app(settings, FastChat(delay=latency))
+    timed = TimedStore(app.store)
+    app.handler.store = app.engine.store = app.folds.store = timed
+    spent: list[float] = []
+
+    async def chat(n: int) -> None:
+        key = f"whatsapp:{700_000 + n}"
+        await asyncio.sleep(spread * ((n * 7919) % 1000) / 1000)  # arrivals spread, seeded
+        for turn in range(turns):
+            account = [0.0]
+            _SPENT.set(account)
+            replies = await app.handler.handle(
+                Inbound(
+                    key, f"Hola, mi pedido #{n}-{turn}, ¿cómo va?", f"m{n}.{turn}", ts(turn), key
+                )
+            )
+            assert replies, "a turn got no reply"
+            spent.append(account[0])
+
+    await asyncio.sleep(max(0.0, at - time.time()))
+    started = time.time()
+    try:
+        await asyncio.gather(*(chat(n) for n in chats))
+        ended = time.time()
+        await app.handler.drain()
+    finally:
+        await app.aclose()
+    return {"started": started, "ended": ended, "store_s": spent, "by": TimedStore.by_method}
+
+
+def _child(argv: Sequence[str]) -> None:
+    spec = json.loads(argv[0])
+    result = asyncio.run(
+        _worker(
+            spec["db"],
+            spec["chats"],
+            spec["turns"],
+            spec["latency"],
+            spec["pool"],
+            spec["at"],
+            spec["spread"],
+        )
+    )
+    print(json.dumps(result))
+
+
+# -- the driver ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    label: str
+    workers: int
+    turns: int
+    wall_s: float
+    store_s: tuple[float, ...]
+
+    def line(self, ideal_s: float) -> str:
+        rate = self.turns / self.wall_s
+        return (
+            f"  {self.label:<22} wall {self.wall_s:6.2f} s  {rate:7.1f} turns/s"
+            f" ({ideal_s / self.wall_s:6.1%} of ideal)   store/turn p50"
+            f" {percentile(self.store_s, 50) * 1000:6.2f} ms  p99"
+            f" {percentile(self.store_s, 99) * 1000:7.2f} ms"
+        )
+
+
+def _spawn(
+    db: str, chats: list[int], args: argparse.Namespace, at: float
+) -> subprocess.Popen[str]:
+    spec = {"db": db, "chats": chats, "turns": args.turns, "latency": args.latency}
+    spec |= {"pool": args.pool_size, "at": at, "spread": args.spread}
+    return subprocess.Popen(
+        [sys.executable, "-m", "bench.workers", "--child", json.dumps(spec)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+
+
+def run_config(label: str, db: str, workers: int, args: argparse.Namespace) -> Run:
+    at = time.time() + 3.0 + workers  # every worker built and waiting before the start
+    procs = [_spawn(db, list(range(w, args.chats, workers)), args, at) for w in range(workers)]
+    results = []
+    for proc in procs:
+        out, _ = proc.communicate(timeout=600)
+        if proc.returncode != 0:
+            raise SystemExit(f"{label}: a worker failed (status {proc.returncode})")
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    if os.environ.get("VENTANA_BENCH_METHODS"):  # where the store time goes, per method
+        for r in results:
+            print(label, {k: round(v, 3) for k, v in sorted(r["by"].items())})
+    wall = max(r["ended"] for r in results) - min(r["started"] for r in results)
+    spent = tuple(s for r in results for s in r["store_s"])
+    return Run(label, workers, args.chats * args.turns, wall, spent)
+
+
+def _empty(url: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        exists = conn.execute("SELECT to_regclass('sessions') IS NOT NULL").fetchone()
+        if exists and exists[0]:
+            conn.execute(
+                "TRUNCATE inbox, summaries, exchanges, episodes, sessions RESTART IDENTITY CASCADE"
+            )
+
+
+def measure(args: argparse.Namespace, url: str, tmp: Path) -> list[Run]:
+    runs = [run_config("sqlite, 1 process", str(tmp / "bench.db"), 1, args)]
+    for workers in args.workers:
+        _empty(url)
+        runs.append(run_config(f"postgres, {workers} worker(s)", url, workers, args))
+    return runs
+
+
+def report(runs: list[Run], args: argparse.Namespace) -> list[Target]:
+    ideal = args.turns * args.latency + args.spread
+    print(
+        f"== workers: {args.chats} chats × {args.turns} turns, chat model {args.latency:g} s,"
+        f" first messages spread over {args.spread:g} s, pool {args.pool_size};"
+        f" ideal wall {ideal:.1f} s"
+    )
+    for run in runs:
+        print(run.line(ideal))
+    base = runs[0]
+    targets = []
+    for run in runs[1:]:
+        p99 = percentile(run.store_s, 99)
+        targets.append(
+            Target(
+                "workers",
+                f"store/turn p99, {run.label}",
+                p99 * 1000,
+                50.0,
+                "low",
+                f"{p99 * 1000:.1f} ms",
+            )
+        )
+    best = min(runs[1:], key=lambda r: r.wall_s, default=base)
+    targets.append(
+        Target(
+            "workers",
+            "postgres best wall ÷ sqlite wall",
+            best.wall_s / base.wall_s,
+            1.25,
+            "low",
+            f"{best.wall_s / base.wall_s:.2f}",
+        )
+    )
+    return targets
+
+
+def main(argv: Sequence[str] | None = None) -> list[Target]:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--child"]:
+        _child(argv[1:])
+        return []
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chats", type=int, default=1000)
+    parser.add_argument("--turns", type=int, default=2)
+    parser.add_argument("--latency", type=float, default=2.0)
+    parser.add_argument(
+        "--workers", type=lambda s: [int(x) for x in s.split(",")], default=[1, 2, 4]
+    )
+    parser.add_argument("--pool-size", type=int, default=10)
+    parser.add_argument(
+        "--spread", type=float, help="first messages spread over S seconds (default: latency)"
+    )
+    parser.add_argument("--url", help="an existing PostgreSQL database (emptied first)")
+    parser.add_argument("--quick", action="store_true", help="50 chats × 2 turns, 0.2 s")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.chats, args.turns, args.latency = 50, 2, 0.2
+    if args.spread is None:
+        args.spread = args.latency
+    with tempfile.TemporaryDirectory(prefix="ventana-workers-") as tmp:
+        if args.url:
+            return report(measure(args, args.url, Path(tmp)), args)
+        # A throwaway server, as the tests start it (bench is run from a checkout).
+        from tests.support.postgres import start_server
+
+        for server in start_server():
+            return report(measure(args, server.create_database("bench"), Path(tmp)), args)
+    return []
+
+
+if __name__ == "__main__":
+    main()

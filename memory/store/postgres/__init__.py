@@ -1,0 +1,13 @@
+"""The conversation store on PostgreSQL, for several workers on one database.
+
+Driver: psycopg 3 with psycopg-pool. It is typed, maps rows by column name through row
+factories (`dict_row`), prepares statements server-side after a few executions, and has
+a maintained async pool with health checks. asyncpg is faster on raw throughput, but the
+store is not where a turn spends its time (a model call takes seconds, a store round
+trip a fraction of a millisecond: see `bench/workers.py`), so the clearer API wins.
+
+Layout: `sql.py` holds every statement, `rows.py` maps rows to our dataclasses by column
+name, `migrations.py` the schema as named steps, `locks.py` the per-chat lock across
+workers, `store.py` the turn path and `admin.py` the operator queries, both thin over
+the SQL. Import `PostgresStore` from `memory.store.postgres.store`.
+"""

@@ -1,0 +1,172 @@
+"""PostgreSQL schema: an ordered list of named migration functions, recorded in
+`schema_migrations` and applied at start.
+
+All pending steps run in one transaction under a transaction-scoped advisory lock, so
+two workers starting together never race: the second waits, then finds them applied.
+DDL is transactional in PostgreSQL, so a failed step leaves the schema as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import psycopg
+import structlog
+
+log = structlog.get_logger(__name__)
+Conn = psycopg.AsyncConnection[Any]
+Migration = Callable[[Conn], Awaitable[None]]
+
+# The advisory lock key of migrations (the per-chat locks use another class id).
+MIGRATION_LOCK = 0x76656E74  # "vent"
+
+_TABLES = """
+CREATE TABLE sessions (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,
+    created_at TIMESTAMPTZ NOT NULL,
+    last_activity_at TIMESTAMPTZ,
+    debug BOOLEAN NOT NULL DEFAULT FALSE,
+    current_episode_id BIGINT
+);
+CREATE TABLE episodes (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    session_id BIGINT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    started_at TIMESTAMPTZ NOT NULL,
+    closed_at TIMESTAMPTZ,
+    close_reason TEXT,
+    opened_by TEXT,
+    reset_signals TEXT,
+    reopened_at TIMESTAMPTZ
+);
+CREATE INDEX episodes_by_session ON episodes(session_id, id);
+CREATE TABLE exchanges (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    session_id BIGINT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    episode_id BIGINT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
+    external_id TEXT,
+    user_text TEXT NOT NULL,
+    reply_text TEXT NOT NULL,
+    signal BOOLEAN NOT NULL,
+    noise_reason TEXT,
+    stop_reason TEXT,
+    prompt_tokens INTEGER NOT NULL DEFAULT 0,
+    reply_tokens INTEGER NOT NULL DEFAULT 0,
+    topic TEXT,
+    created_at TIMESTAMPTZ NOT NULL,
+    UNIQUE (session_id, external_id)
+);
+CREATE INDEX exchanges_window ON exchanges(episode_id, signal, id);
+CREATE INDEX exchanges_by_session ON exchanges(session_id, id);
+CREATE TABLE summaries (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    episode_id BIGINT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
+    version INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    checkpoint BIGINT NOT NULL,
+    prompt_version TEXT NOT NULL,
+    model TEXT NOT NULL,
+    source_from BIGINT NOT NULL,
+    source_to BIGINT NOT NULL,
+    input_tokens INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0,
+    round INTEGER NOT NULL DEFAULT 1,
+    dropped_facts TEXT,
+    created_at TIMESTAMPTZ NOT NULL,
+    UNIQUE (episode_id, version)
+);
+CREATE TABLE inbox (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    session_key TEXT NOT NULL,
+    external_id TEXT NOT NULL,
+    user_ref TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    text TEXT NOT NULL,
+    received_at TIMESTAMPTZ NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending',
+    replies TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    updated_at TIMESTAMPTZ NOT NULL,
+    UNIQUE (session_key, external_id)
+);
+CREATE INDEX inbox_unfinished ON inbox(session_key, id) WHERE status <> 'done';
+CREATE INDEX inbox_by_age ON inbox(updated_at) WHERE status = 'done';
+"""
+
+# unaccent() is STABLE (it reads a dictionary), so a generated column needs an IMMUTABLE
+# wrapper naming the dictionary explicitly: the usual, documented workaround.
+_SEARCH = """
+CREATE EXTENSION IF NOT EXISTS unaccent SCHEMA public;
+CREATE FUNCTION ventana_fold(TEXT) RETURNS TEXT
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
+    AS $$ SELECT lower(public.unaccent('public.unaccent'::regdictionary, $1)) $$;
+ALTER TABLE exchanges ADD COLUMN search TSVECTOR GENERATED ALWAYS AS (
+    CASE WHEN signal
+         THEN to_tsvector('simple'::regconfig, ventana_fold(user_text || ' ' || reply_text))
+    END
+) STORED;
+CREATE INDEX exchanges_search ON exchanges USING GIN (search);
+"""
+
+
+async def _initial(conn: Conn) -> None:
+    await conn.execute(_TABLES)
+
+
+async def _recall_search(conn: Conn) -> None:
+    """Full-text search over signal exchanges (noise is never indexed: NULL vector)."""
+    await conn.execute(_SEARCH)
+
+
+async def _inbox_rejected_reason(conn: Conn) -> None:
+    """Malformed input is kept as a `rejected` inbox row with its reason (for dedupe)."""
+    await conn.execute("ALTER TABLE inbox ADD COLUMN reason TEXT")
+    await conn.execute("DROP INDEX inbox_unfinished")
+    await conn.execute(
+        "CREATE INDEX inbox_unfinished ON inbox(session_key, id)"
+        " WHERE status <> 'done' AND status <> 'rejected'"
+    )
+
+
+async def _debug_per_operator(conn: Conn) -> None:
+    """Debug is per (key, operator); a flag set before names nobody, so it is cleared."""
+    await conn.execute("ALTER TABLE sessions ADD COLUMN debug_users TEXT[] NOT NULL DEFAULT '{}'")
+    await conn.execute("UPDATE sessions SET debug = FALSE")
+
+
+async def _episode_carry_over(conn: Conn) -> None:
+    """The identity facts an automatic reset carried into the episode (JSON pairs)."""
+    await conn.execute("ALTER TABLE episodes ADD COLUMN carry_over TEXT")
+
+
+MIGRATIONS: tuple[tuple[str, Migration], ...] = (
+    ("0001_initial", _initial),
+    ("0002_recall_search", _recall_search),
+    ("0003_inbox_rejected_reason", _inbox_rejected_reason),
+    ("0004_debug_per_operator", _debug_per_operator),
+    ("0005_episode_carry_over", _episode_carry_over),
+)
+
+
+async def migrate(conn: Conn) -> list[str]:
+    """Apply the missing migrations in order; the names applied now."""
+    applied: list[str] = []
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        await conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY,"
+            " name TEXT NOT NULL UNIQUE, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+        )
+        cur = await conn.execute("SELECT name FROM schema_migrations")
+        done = {row[0] if isinstance(row, tuple) else row["name"] for row in await cur.fetchall()}
+        for number, (name, step) in enumerate(MIGRATIONS, start=1):
+            if name in done:
+                continue
+            await step(conn)
+            await conn.execute(
+                "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)", (number, name)
+            )
+            applied.append(name)
+            log.info("migration_applied", name=name)
+    return applied
