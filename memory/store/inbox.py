@@ -3,15 +3,49 @@ acknowledged to its channel, and stays until its reply has been delivered."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, Protocol
 
+import structlog
+
 from memory.types import InboxEntry
 
+log = structlog.get_logger(__name__)
+
 Answered = Literal["answered", "done"]
+
+
+class DoneMarks:
+    """The done marks a backend has started but not yet made durable: the entries they
+    cover read as done at once (`in`), failures are logged, `settled` waits for them.
+    Shared by the backends' `inbox_delivered` / `inbox_settled`."""
+
+    def __init__(self) -> None:
+        self._running: dict[int, asyncio.Future[None]] = {}
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self._running
+
+    def __getitem__(self, entry_id: int) -> asyncio.Future[None]:
+        """The running mark of `entry_id` (tests await it)."""
+        return self._running[entry_id]
+
+    def track(self, entry_id: int, mark: asyncio.Future[None]) -> None:
+        self._running[entry_id] = mark
+        mark.add_done_callback(lambda done: self._finished(entry_id, done))
+
+    def _finished(self, entry_id: int, mark: asyncio.Future[None]) -> None:
+        if self._running.get(entry_id) is mark:
+            del self._running[entry_id]
+        if not mark.cancelled() and mark.exception() is not None:
+            log.error("inbox_mark_failed", error=repr(mark.exception()))
+
+    async def settled(self) -> None:
+        await asyncio.gather(*self._running.values(), return_exceptions=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,14 +10,13 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import replace
 from datetime import datetime
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import psycopg
 import structlog
 
 from memory.store.conversation import Intake
-from memory.store.inbox import Answered, Claim
+from memory.store.inbox import Answered, Claim, DoneMarks
 from memory.store.postgres import sql
 from memory.store.postgres.locks import PostgresChatLocks
 from memory.store.postgres.rows import inbox_row
@@ -31,7 +30,7 @@ class PostgresDeliveryInbox:
     """Mixed into `PostgresStore`, which provides the pool, the locks and the marks."""
 
     locks: PostgresChatLocks
-    _delivering: dict[int, asyncio.Task[None]]
+    _delivering: DoneMarks
 
     if TYPE_CHECKING:
 
@@ -134,17 +133,10 @@ class PostgresDeliveryInbox:
         task = asyncio.get_running_loop().create_task(
             self.inbox_mark(entry_id, "done", at=at), name="inbox-done"
         )
-        self._delivering[entry_id] = task
-        task.add_done_callback(partial(self._mark_finished, entry_id))
-
-    def _mark_finished(self, entry_id: int, task: asyncio.Task[None]) -> None:
-        if self._delivering.get(entry_id) is task:
-            del self._delivering[entry_id]
-        if not task.cancelled() and task.exception() is not None:
-            log.error("inbox_mark_failed", error=repr(task.exception()))
+        self._delivering.track(entry_id, task)
 
     async def inbox_settled(self) -> None:
-        await asyncio.gather(*self._delivering.values(), return_exceptions=True)
+        await self._delivering.settled()
 
     async def inbox_prune(self, before: datetime) -> int:
         """Drop finished entries older than `before` (dedupe must outlive redeliveries)."""

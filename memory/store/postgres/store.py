@@ -13,7 +13,6 @@ discards a connection returned mid-transaction).
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -26,6 +25,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from memory.store.conversation import NewExchange, NewSummary
+from memory.store.inbox import DoneMarks
 from memory.store.postgres import sql
 from memory.store.postgres.admin import PostgresOperatorQueries
 from memory.store.postgres.inbox import PostgresDeliveryInbox
@@ -61,7 +61,7 @@ class PostgresStore(PostgresDeliveryInbox, PostgresOperatorQueries):
     def __init__(self, pool: AsyncConnectionPool[Any], locks: PostgresChatLocks) -> None:
         self._pool = pool
         self.locks = locks
-        self._delivering: dict[int, asyncio.Task[None]] = {}  # done marks running
+        self._delivering = DoneMarks()  # done marks running
 
     @classmethod
     async def open(

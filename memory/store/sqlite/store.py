@@ -9,7 +9,6 @@ state, exchange, done (the done mark rides with the next write).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -23,7 +22,7 @@ import structlog
 from memory.recall.rank import Hit
 from memory.recall.terms import QueryTerm
 from memory.store.conversation import Intake, NewExchange, NewSummary, SessionInfo
-from memory.store.inbox import Answered, Claim
+from memory.store.inbox import Answered, Claim, DoneMarks
 from memory.store.sqlite import admin, queries, recall_index, usage, writes
 from memory.store.sqlite.connection import (
     WAL_SAFETY_PAGES,
@@ -47,7 +46,7 @@ class SQLiteStore(GroupCommitWriter):
 
     def __init__(self, writer: aiosqlite.Connection, reader: aiosqlite.Connection) -> None:
         super().__init__(writer, reader)
-        self._delivering: dict[int, asyncio.Future[None]] = {}  # done marks not committed
+        self._delivering = DoneMarks()  # done marks not committed yet
 
     @classmethod
     async def open(
@@ -122,18 +121,10 @@ class SQLiteStore(GroupCommitWriter):
         intake) or is committed on its own shortly after; meanwhile this store already
         reads the entry as done, so a redelivery is not answered twice."""
         mark = partial(writes.inbox_mark, entry_id=entry_id, status="done", replies=(), at=at)
-        future = self._lazy(mark)
-        self._delivering[entry_id] = future
-        future.add_done_callback(partial(self._delivered, entry_id))
-
-    def _delivered(self, entry_id: int, future: asyncio.Future[None]) -> None:
-        if self._delivering.get(entry_id) is future:
-            del self._delivering[entry_id]
-        if not future.cancelled() and future.exception() is not None:
-            log.error("inbox_mark_failed", error=repr(future.exception()))
+        self._delivering.track(entry_id, self._lazy(mark))
 
     async def inbox_settled(self) -> None:
-        await asyncio.gather(*self._delivering.values(), return_exceptions=True)
+        await self._delivering.settled()
 
     @asynccontextmanager
     async def claim_turn(self, entry: InboxEntry) -> AsyncIterator[Claim]:
