@@ -16,6 +16,7 @@ from rich.table import Table
 
 from bot.ops.usage_view import build_report, cost_text
 from config.settings import Settings
+from memory.store.postgres.store import PostgresStore, is_postgres_url
 from memory.store.sqlite.store import SQLiteStore
 
 
@@ -40,10 +41,13 @@ def parse_since(text: str) -> datetime:
 
 
 async def cmd_usage(args: argparse.Namespace, settings: Settings) -> int:
-    exists = await asyncio.to_thread(Path(settings.db).is_file)
     totals = []
-    if str(settings.db) == ":memory:" or exists:
+    store: SQLiteStore | PostgresStore | None = None
+    if is_postgres_url(settings.db):
+        store = await PostgresStore.open(str(settings.db), pool_size=1)
+    elif str(settings.db) == ":memory:" or await asyncio.to_thread(Path(settings.db).is_file):
         store = await SQLiteStore.open(settings.db, sync=settings.db_sync)
+    if store is not None:
         try:
             totals = await store.usage_totals(args.key, args.since)
         finally:

@@ -14,14 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 import structlog
+from psycopg_pool import AsyncConnectionPool
 
 from memory.store.conversation import Intake
 from memory.store.inbox import Answered, Claim, DoneMarks
 from memory.store.postgres import sql
-from memory.store.postgres.locks import PostgresChatLocks
-from memory.store.postgres.rows import inbox_row
-from memory.store.postgres.turn import ensure_session
-from memory.types import InboxEntry, TurnState
+from memory.store.postgres.locks import ClaimAsk, PostgresChatLocks
+from memory.store.postgres.rows import Row, inbox_row
+from memory.store.postgres.turn import peek_state
+from memory.types import InboxEntry
 
 log = structlog.get_logger(__name__)
 
@@ -31,19 +32,21 @@ class PostgresDeliveryInbox:
 
     locks: PostgresChatLocks
     _delivering: DoneMarks
+    _pool: AsyncConnectionPool[Any]
 
     if TYPE_CHECKING:
 
         def transaction(self) -> AbstractAsyncContextManager[psycopg.AsyncConnection[Any]]: ...
         async def _all(self, query: str, params: Any) -> list[dict[str, Any]]: ...
-        async def peek_state(self, key: str, window: int) -> TurnState | None: ...
 
     # -- intake -------------------------------------------------------------------------
 
     async def inbox_add(
         self, key: str, external_id: str, user: str, kind: str, text: str, at: datetime
     ) -> InboxEntry | None:
-        return (await self._intake(key, external_id, user, kind, text, at, False)).entry
+        message = (key, external_id, user, kind, text, at)
+        (row,) = await self._all(sql.INTAKE, _intake_params(*message, unless_debug=False))
+        return _intake(row, *message, unless_debug=False).entry
 
     async def begin_turn(
         self,
@@ -55,43 +58,17 @@ class PostgresDeliveryInbox:
         at: datetime,
         window: int,
     ) -> Intake:
-        """The debug flag read and the insert are one statement; the state is read after
-        (several workers: a handler re-reads it under the chat's claim)."""
-        intake = await self._intake(key, external_id, user, kind, text, at, True)
-        if intake.entry is None:
-            return intake
-        return Intake(intake.entry, debug=False, state=await self.peek_state(key, window))
-
-    async def _intake(
-        self,
-        key: str,
-        external_id: str,
-        user: str,
-        kind: str,
-        text: str,
-        at: datetime,
-        unless_debug: bool,
-    ) -> Intake:
-        """Store the message once (the inbox's unique constraint dedupes deliveries to
-        several workers) in one statement that also reads the debug flag: with
-        `unless_debug` a key in debug mode stores nothing. A new key's session and first
-        episode follow (a crash in between leaves an entry whose turn creates them)."""
-        (row,) = await self._all(
-            sql.INTAKE,
-            {
-                "key": key, "external_id": external_id, "user": user, "kind": kind,
-                "text": text, "at": at, "unless_debug": unless_debug,
-            },
-        )  # fmt: skip
-        if row["debug"] and unless_debug:
-            return Intake(None, debug=True)
-        if row["id"] is None:
-            return Intake(None, debug=False)
-        entry = InboxEntry(int(row["id"]), key, external_id, user, kind, text, at)
-        if row["episode_id"] is None:  # a new chat: its session and first episode
-            async with self.transaction() as conn:
-                await ensure_session(conn, key, at)
-        return Intake(entry, debug=False)
+        """The intake (`sql.INTAKE`) and the state read after it, pipelined: one round
+        trip. (With several workers the handler re-reads the state under the claim.)"""
+        message = (key, external_id, user, kind, text, at)
+        async with self._pool.connection() as conn:
+            async with conn.pipeline():
+                cur = await conn.execute(sql.INTAKE, _intake_params(*message, unless_debug=True))
+                state = await peek_state(conn, key, window)
+            row = await cur.fetchone()
+        assert row is not None
+        intake = _intake(row, *message, unless_debug=True)
+        return replace(intake, state=state) if intake.entry is not None else intake
 
     async def inbox_reject(self, key: str, external_id: str, reason: str, at: datetime) -> bool:
         params = {"key": key, "external_id": external_id, "reason": reason, "at": at}
@@ -113,12 +90,12 @@ class PostgresDeliveryInbox:
         """Hold the chat against every other worker (a per-chat advisory lock) and yield
         its pending entries up to `entry`, oldest first; `entry` itself also when it is
         answered and being resent. One another worker ran is not among them."""
-        async with self.locks.hold(entry.key) as conn:
-            # A statement after the lock is taken: its snapshot sees every earlier holder's
-            # commits (READ COMMITTED), so an entry run elsewhere is never run again.
-            params = {"key": entry.key, "upto": entry.id, "resend": entry.status == "answered"}
-            cur = await conn.execute(sql.INBOX_CLAIM, params)
-            claimed = tuple(inbox_row(r) for r in await cur.fetchall())
+        # The claim is read in the lock's round trip, after the lock is taken: its
+        # snapshot sees every earlier holder's commits (READ COMMITTED), so an entry run
+        # elsewhere is never run again.
+        claim = ClaimAsk(entry.id, resend=entry.status == "answered")
+        async with self.locks.hold(entry.key, claim) as rows:
+            claimed = tuple(inbox_row(r) for r in rows)
             yield Claim(claimed, exclusive=False)
 
     async def inbox_mark(
@@ -143,6 +120,41 @@ class PostgresDeliveryInbox:
         async with self.transaction() as conn:
             cur = await conn.execute(sql.INBOX_PRUNE, (before,))
             return cur.rowcount
+
+
+def _intake_params(
+    key: str,
+    external_id: str,
+    user: str,
+    kind: str,
+    text: str,
+    at: datetime,
+    *,
+    unless_debug: bool,
+) -> dict[str, object]:
+    return {
+        "key": key, "external_id": external_id, "user": user, "kind": kind, "text": text,
+        "at": at, "unless_debug": unless_debug,
+    }  # fmt: skip
+
+
+def _intake(
+    row: Row,
+    key: str,
+    external_id: str,
+    user: str,
+    kind: str,
+    text: str,
+    at: datetime,
+    *,
+    unless_debug: bool,
+) -> Intake:
+    """What `sql.INTAKE` did: with `unless_debug` a key in debug mode stored nothing."""
+    if row["debug"] and unless_debug:
+        return Intake(None, debug=True)
+    if row["id"] is None:
+        return Intake(None, debug=False)
+    return Intake(InboxEntry(int(row["id"]), key, external_id, user, kind, text, at))
 
 
 def mark_params(

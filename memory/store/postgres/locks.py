@@ -1,13 +1,21 @@
 """One chat at a time across workers: a session-level advisory lock per key, held only
-while that chat's turn runs.
+while that chat's turn runs, and the chat's claim read under it.
 
 A worker's chat locks live on a few dedicated connections (a PostgreSQL session can
 hold many advisory locks; a key always maps to the same one), so a turn waiting seconds
 for its model holds no pooled connection and cross-chat concurrency is not capped by
-the pool size; several of them, so the lock and unlock of a thousand chats do not queue
-on one connection. Acquiring is a non-blocking `pg_try_advisory_lock` retried with a
-short backoff: a blocking one would stall a shared connection for every other chat.
-A worker that dies (even `kill -9`) closes its connections and the server releases its
+the pool size. Each connection is a *lane* that batches: every lock, claim and unlock
+asked while its previous round trip was out goes in the next one, as three statements
+in one pipeline (unlocks; `pg_try_advisory_lock` over the keys; the claims of the keys
+just locked, read after the locks are taken so they see every earlier holder's
+commits). A thousand chats starting at once cost a handful of round trips, not three
+thousand. Acquiring is non-blocking (a blocking lock would stall the lane for every
+other chat); a chat another worker holds is asked again on a short backoff (1 ms
+doubling to 20 ms), riding the lane's batches.
+
+The batch runs in the lane's own task, so a caller cancelled mid-request never leaves a
+lock behind: a lock granted to a caller that has gone is released in the next batch. A
+worker that dies (even `kill -9`) closes its connections and the server releases its
 locks at once; nothing is kept per chat once its turn ends (invariant 8).
 """
 
@@ -15,32 +23,152 @@ from __future__ import annotations
 
 import asyncio
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
 import structlog
 from psycopg.rows import dict_row
 
+from memory.store.postgres import sql
+from memory.store.postgres.rows import Row
+
 log = structlog.get_logger(__name__)
 
 # The advisory lock class id of chat locks (migrations use the single-key form).
 CHAT_LOCK_CLASS = 0x63686174  # "chat"
-_TRY = "SELECT pg_try_advisory_lock(%s, hashtext(%s)) AS got"
-_UNLOCK = "SELECT pg_advisory_unlock(%s, hashtext(%s)) AS released"
-_FIRST_WAIT_S = 0.005
-_MAX_WAIT_S = 0.1
-CONNECTIONS = 4  # per worker, besides the pool
+_FIRST_WAIT_S = 0.001
+_MAX_WAIT_S = 0.02
+CONNECTIONS = 2  # per worker, besides the pool
+Conn = psycopg.AsyncConnection[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimAsk:
+    """The claim read with a lock: the key's entries up to `upto` (see `sql.CLAIMS`)."""
+
+    upto: int
+    resend: bool
+
+
+@dataclass(slots=True)
+class _Lock:
+    key: str
+    claim: ClaimAsk | None
+    done: asyncio.Future[tuple[bool, list[Row]]]
+
+
+@dataclass(slots=True)
+class _Unlock:
+    key: str
+    done: asyncio.Future[bool]
+
+
+@dataclass
+class _Lane:
+    """One lock connection and what waits for its next round trip."""
+
+    conninfo: str
+    conn: Conn | None = None
+    locks: list[_Lock] = field(default_factory=list)
+    unlocks: list[_Unlock] = field(default_factory=list)
+    runner: asyncio.Task[None] | None = None
+
+    async def connection(self) -> Conn:
+        if self.conn is None or self.conn.closed:
+            self.conn = await psycopg.AsyncConnection.connect(
+                self.conninfo,
+                autocommit=True,
+                row_factory=dict_row,
+                application_name="ventana-locks",
+            )
+        return self.conn
+
+    def give_back(self, key: str) -> None:
+        """Release a lock nobody holds any more (its caller was cancelled)."""
+        self.unlocks.append(_Unlock(key, asyncio.get_running_loop().create_future()))
+        self.wake()
+
+    def wake(self) -> None:
+        if self.runner is None or self.runner.done():
+            self.runner = asyncio.get_running_loop().create_task(self._run(), name="chat-locks")
+
+    async def _run(self) -> None:
+        while self.locks or self.unlocks:
+            locks, unlocks = self.locks, self.unlocks
+            self.locks, self.unlocks = [], []
+            await self._batch(locks, unlocks)
+
+    async def _batch(self, locks: list[_Lock], unlocks: list[_Unlock]) -> None:
+        try:
+            try:
+                got, claimed, released = await self._round_trip(locks, unlocks)
+            except psycopg.OperationalError:
+                # The connection broke: the server dropped every lock it held. Reconnect
+                # once; an unlock is then already done (False: the lock was lost).
+                if self.conn is not None:
+                    await self.conn.close()
+                got, claimed, _ = await self._round_trip(locks, [])
+                released = [False] * len(unlocks)
+        except BaseException as exc:  # every caller of the batch hears of it
+            waiting: list[asyncio.Future[Any]] = [u.done for u in unlocks]
+            for done in [*waiting, *(lock.done for lock in locks)]:
+                if not done.done():
+                    done.set_exception(exc)
+            if not isinstance(exc, Exception):
+                raise
+            return
+        for unlock, ok in zip(unlocks, released, strict=True):
+            if not unlock.done.done():
+                unlock.done.set_result(ok)
+        for n, lock in enumerate(locks):
+            if lock.done.done():  # its caller was cancelled: give the lock back
+                if got[n]:
+                    self.give_back(lock.key)
+                continue
+            lock.done.set_result((got[n], claimed.get(n, [])))
+
+    async def _round_trip(
+        self, locks: Sequence[_Lock], unlocks: Sequence[_Unlock]
+    ) -> tuple[list[bool], dict[int, list[Row]], list[bool]]:
+        conn = await self.connection()
+        keys = [lock.key for lock in locks]
+        asks = [(n, lock.claim) for n, lock in enumerate(locks) if lock.claim is not None]
+        claims: dict[str, Any] = {
+            "n": [n for n, _ in asks],
+            "key": [keys[n] for n, _ in asks],
+            "upto": [c.upto for _, c in asks],
+            "resend": [c.resend for _, c in asks],
+        }
+        async with conn.pipeline():
+            freed = await conn.execute(sql.UNLOCKS, (CHAT_LOCK_CLASS, [u.key for u in unlocks]))
+            taken = await conn.execute(sql.TRY_LOCKS, (CHAT_LOCK_CLASS, keys))
+            read = await conn.execute(sql.CLAIMS, claims) if asks else None
+        released = [bool(r["released"]) for r in sorted(await freed.fetchall(), key=_n)]
+        got = [bool(r["got"]) for r in sorted(await taken.fetchall(), key=_n)]
+        claimed: dict[int, list[Row]] = {}
+        for row in await read.fetchall() if read is not None else ():
+            claimed.setdefault(int(row["c_n"]), []).append(row)
+        return got, claimed, released
+
+    async def close(self) -> None:
+        if self.runner is not None:
+            await asyncio.gather(self.runner, return_exceptions=True)
+        if self.conn is not None:
+            await self.conn.close()
+
+
+def _n(row: Row) -> int:
+    return int(row["n"])
 
 
 class PostgresChatLocks:
     """Open with `await PostgresChatLocks.open(conninfo)`."""
 
     def __init__(self, conninfo: str, connections: int = CONNECTIONS) -> None:
-        self._conninfo = conninfo
-        self._conns: list[psycopg.AsyncConnection[Any] | None] = [None] * connections
-        self._connecting = [asyncio.Lock() for _ in range(connections)]
+        self._lanes = [_Lane(conninfo) for _ in range(connections)]
         self.held = 0  # locks held by this worker right now (doctor, tests)
         self.waits = 0  # acquisitions that had to wait for another worker
 
@@ -48,64 +176,58 @@ class PostgresChatLocks:
     async def open(cls, conninfo: str, connections: int = CONNECTIONS) -> PostgresChatLocks:
         locks = cls(conninfo, connections)
         try:
-            for slot in range(connections):
-                await locks._connection(slot)
+            for lane in locks._lanes:
+                await lane.connection()
         except BaseException:
             await locks.close()
             raise
         return locks
 
-    def _slot(self, key: str) -> int:
-        return zlib.crc32(key.encode()) % len(self._conns)
+    def _lane(self, key: str) -> _Lane:
+        return self._lanes[zlib.crc32(key.encode()) % len(self._lanes)]
 
-    async def _connection(self, slot: int) -> psycopg.AsyncConnection[Any]:
-        async with self._connecting[slot]:
-            conn = self._conns[slot]
-            if conn is None or conn.closed:
-                conn = await psycopg.AsyncConnection.connect(
-                    self._conninfo,
-                    autocommit=True,
-                    row_factory=dict_row,
-                    application_name="ventana-locks",
-                )
-                self._conns[slot] = conn
-            return conn
-
-    async def _ask(self, sql: str, key: str) -> bool:
-        slot = self._slot(key)
-        conn = await self._connection(slot)
+    async def _try(self, key: str, claim: ClaimAsk | None) -> tuple[bool, list[Row]]:
+        lane = self._lane(key)
+        done: asyncio.Future[tuple[bool, list[Row]]] = asyncio.get_running_loop().create_future()
+        lane.locks.append(_Lock(key, claim, done))
+        lane.wake()
         try:
-            cur = await conn.execute(sql, (CHAT_LOCK_CLASS, key))
-        except psycopg.OperationalError:
-            # The connection broke: the server dropped every lock it held. Reconnect
-            # once; a lock being released is then already gone (False).
-            await conn.close()
-            conn = await self._connection(slot)
-            cur = await conn.execute(sql, (CHAT_LOCK_CLASS, key))
-        row = await cur.fetchone()
-        return bool(row and next(iter(row.values())))
+            return await done
+        except asyncio.CancelledError:
+            # Granted just as the caller was cancelled: nobody will hold it, release it.
+            granted = done.done() and not done.cancelled() and done.exception() is None
+            if granted and done.result()[0]:
+                lane.give_back(key)
+            raise
+
+    async def _unlock(self, key: str) -> bool:
+        lane = self._lane(key)
+        done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        lane.unlocks.append(_Unlock(key, done))
+        lane.wake()
+        return await done
 
     @asynccontextmanager
-    async def hold(self, key: str) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
-        """Wait until no other worker runs a turn of `key`, and hold it until exit. The
-        connection holding the lock comes back for quick reads (in autocommit)."""
+    async def hold(self, key: str, claim: ClaimAsk | None = None) -> AsyncIterator[list[Row]]:
+        """Wait until no other worker runs a turn of `key`, and hold it until exit;
+        yields the rows of `claim`, read once the lock is held."""
         wait = _FIRST_WAIT_S
-        while not await self._ask(_TRY, key):
+        got, rows = await self._try(key, claim)
+        while not got:
             if wait == _FIRST_WAIT_S:
                 self.waits += 1
             await asyncio.sleep(wait)
             wait = min(wait * 2, _MAX_WAIT_S)
+            got, rows = await self._try(key, claim)
         self.held += 1
         try:
-            yield await self._connection(self._slot(key))
+            yield rows
         finally:
             self.held -= 1
             # Shielded: a cancelled turn must still release its chat for other workers.
-            released = await asyncio.shield(self._ask(_UNLOCK, key))
-            if not released:
+            if not await asyncio.shield(self._unlock(key)):
                 log.warning("chat_lock_lost", key=key)
 
     async def close(self) -> None:
-        for conn in self._conns:
-            if conn is not None:
-                await conn.close()
+        for lane in self._lanes:
+            await lane.close()

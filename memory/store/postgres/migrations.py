@@ -14,6 +14,9 @@ from typing import Any
 import psycopg
 import structlog
 
+from memory.store.postgres.sql import INTAKE_FUNCTION
+from memory.store.postgres.usage import USAGE_TABLE
+
 log = structlog.get_logger(__name__)
 Conn = psycopg.AsyncConnection[Any]
 Migration = Callable[[Conn], Awaitable[None]]
@@ -140,12 +143,24 @@ async def _episode_carry_over(conn: Conn) -> None:
     await conn.execute("ALTER TABLE episodes ADD COLUMN carry_over TEXT")
 
 
+async def _usage(conn: Conn) -> None:
+    """Provider-reported usage of each chat call and fold (`usage.py`)."""
+    await conn.execute(USAGE_TABLE)
+
+
+async def _intake_function(conn: Conn) -> None:
+    """A message's intake as one server-side call (`sql.INTAKE`)."""
+    await conn.execute(INTAKE_FUNCTION)
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("0001_initial", _initial),
     ("0002_recall_search", _recall_search),
     ("0003_inbox_rejected_reason", _inbox_rejected_reason),
     ("0004_debug_per_operator", _debug_per_operator),
     ("0005_episode_carry_over", _episode_carry_over),
+    ("0007_usage", _usage),
+    ("0008_intake_function", _intake_function),
 )
 
 

@@ -89,27 +89,74 @@ DEBUG_OFF = (
 
 # -- inbox -------------------------------------------------------------------------------
 
-# The debug flag read and the entry inserted (unless a dry run), in one statement.
+# A message's intake in one call (migration 0008): the key's debug flag for `user` read;
+# unless it is a dry run (`unless_debug` and debug on), the entry inserted once (the
+# inbox's unique constraint dedupes deliveries to several workers) and, for a new chat,
+# its session and first episode, all in one transaction. Two workers meeting a new key
+# at once create it once (the second waits on the session's unique key, then reads it).
+INTAKE_FUNCTION = """
+CREATE FUNCTION ventana_intake(
+    p_key TEXT, p_external_id TEXT, p_user TEXT, p_kind TEXT, p_text TEXT,
+    p_at TIMESTAMPTZ, p_unless_debug BOOLEAN,
+    OUT entry_id BIGINT, OUT debug_on BOOLEAN, OUT episode BIGINT
+) LANGUAGE plpgsql AS $$
+DECLARE
+    found_id BIGINT;
+BEGIN
+    SELECT s.id, p_user = ANY(s.debug_users), s.current_episode_id
+        INTO found_id, debug_on, episode FROM sessions s WHERE s.key = p_key;
+    debug_on := COALESCE(debug_on, FALSE);
+    IF debug_on AND p_unless_debug THEN
+        RETURN;
+    END IF;
+    INSERT INTO inbox AS i (session_key, external_id, user_ref, kind, text, received_at,
+                            updated_at)
+        VALUES (p_key, p_external_id, p_user, p_kind, p_text, p_at, p_at)
+        ON CONFLICT (session_key, external_id) DO NOTHING RETURNING i.id INTO entry_id;
+    IF entry_id IS NULL OR episode IS NOT NULL THEN
+        RETURN;
+    END IF;
+    INSERT INTO sessions AS s (key, created_at) VALUES (p_key, p_at)
+        ON CONFLICT (key) DO NOTHING RETURNING s.id INTO found_id;
+    IF found_id IS NULL THEN  -- made meanwhile, or left without an episode by a crash
+        SELECT s.id, s.current_episode_id INTO found_id, episode
+            FROM sessions s WHERE s.key = p_key FOR UPDATE;
+        IF episode IS NOT NULL THEN
+            RETURN;
+        END IF;
+    END IF;
+    INSERT INTO episodes AS e (session_id, started_at) VALUES (found_id, p_at)
+        RETURNING e.id INTO episode;
+    UPDATE sessions SET current_episode_id = episode WHERE id = found_id;
+END $$
+"""
 INTAKE = (
-    "WITH s AS (SELECT %(user)s = ANY(debug_users) AS debug, current_episode_id"
-    "   FROM sessions WHERE key = %(key)s),"
-    " ins AS (INSERT INTO inbox (session_key, external_id, user_ref, kind, text, received_at,"
-    "   updated_at) SELECT %(key)s, %(external_id)s, %(user)s, %(kind)s, %(text)s, %(at)s,"
-    "   %(at)s WHERE NOT (%(unless_debug)s AND COALESCE((SELECT debug FROM s), FALSE))"
-    "   ON CONFLICT (session_key, external_id) DO NOTHING RETURNING id)"
-    " SELECT (SELECT id FROM ins) AS id, COALESCE((SELECT debug FROM s), FALSE) AS debug,"
-    " (SELECT current_episode_id FROM s) AS episode_id"
+    "SELECT entry_id AS id, debug_on AS debug FROM ventana_intake(%(key)s, %(external_id)s,"
+    " %(user)s, %(kind)s, %(text)s, %(at)s, %(unless_debug)s)"
 )
 INBOX_GET = f"SELECT {INBOX_COLS} FROM inbox WHERE session_key = %s AND external_id = %s"
 INBOX_UNFINISHED = (
     f"SELECT {INBOX_COLS} FROM inbox WHERE status <> 'done' AND status <> 'rejected' ORDER BY id"
 )
-# What the holder of a chat's lock runs: its pending entries up to one, oldest first; the
-# last one also when answered, if the holder resends it (recovery after a crash).
-INBOX_CLAIM = (
-    f"SELECT {INBOX_COLS} FROM inbox WHERE session_key = %(key)s AND id <= %(upto)s"
-    " AND (status = 'pending' OR (id = %(upto)s AND status = 'answered' AND %(resend)s))"
-    " ORDER BY id"
+# The chat locks of one batch (`locks.py`): unlocks, try-locks and the claims of the keys
+# asked, each row numbered by its place in the batch (`n`, from 0). A claim is what the
+# holder of a chat's lock runs: its pending entries up to one, oldest first; the last one
+# also when answered, if the holder resends it (recovery after a crash).
+UNLOCKS = (
+    "SELECT k.n - 1 AS n, pg_advisory_unlock(%s, hashtext(k.key)) AS released"
+    " FROM unnest(%s::text[]) WITH ORDINALITY AS k(key, n)"
+)
+TRY_LOCKS = (
+    "SELECT k.n - 1 AS n, pg_try_advisory_lock(%s, hashtext(k.key)) AS got"
+    " FROM unnest(%s::text[]) WITH ORDINALITY AS k(key, n)"
+)
+CLAIMS = (
+    f"SELECT c.n AS c_n, {_prefixed('i', INBOX_COLS, '')}"
+    " FROM unnest(%(n)s::int[], %(key)s::text[], %(upto)s::bigint[], %(resend)s::boolean[])"
+    "   AS c(n, key, upto, resend)"
+    " JOIN inbox i ON i.session_key = c.key AND i.id <= c.upto AND (i.status = 'pending'"
+    "   OR (i.id = c.upto AND i.status = 'answered' AND c.resend))"
+    " ORDER BY i.id"
 )
 INBOX_REJECT = (
     "INSERT INTO inbox (session_key, external_id, user_ref, kind, text, received_at,"
@@ -125,18 +172,34 @@ INBOX_PRUNE = "DELETE FROM inbox WHERE status = 'done' AND updated_at < %s"
 
 # -- exchanges and summaries -------------------------------------------------------------
 
-# The exchange, the session's last activity and the inbox entry answered: one statement
-# (data-modifying CTEs), so one round trip and atomic without BEGIN/COMMIT.
+# The exchange and what is written with it, one statement (data-modifying CTEs: one round
+# trip, atomic without BEGIN/COMMIT). `x` is the new exchange (`x.id`); each entry of
+# `EXCHANGE_WITH` is one more write that goes with it (a search index goes here too).
+EXCHANGE_INSERT = (
+    "INSERT INTO exchanges (session_id, episode_id, external_id, user_text, reply_text,"
+    " signal, noise_reason, stop_reason, prompt_tokens, reply_tokens, topic, created_at)"
+    " VALUES (%(session)s, %(episode)s, %(external_id)s, %(user_text)s, %(reply_text)s,"
+    " %(signal)s, %(noise_reason)s, %(stop_reason)s, %(prompt_tokens)s, %(reply_tokens)s,"
+    " %(topic)s, %(at)s) RETURNING id"
+)
+EXCHANGE_WITH = {
+    "touched": "UPDATE sessions SET last_activity_at = %(at)s WHERE id = %(session)s",
+    "answered": (
+        "UPDATE inbox SET status = 'answered', replies = COALESCE(%(replies)s, replies),"
+        " attempts = attempts + 1, updated_at = %(at)s WHERE id = %(inbox)s"
+    ),
+    # The chat call's usage, when the provider reported some (`usage.py`).
+    "used": (
+        "INSERT INTO usage (session_id, purpose, model, input_tokens, output_tokens,"
+        " cached_tokens, exchange_id, created_at) SELECT %(session)s, 'chat',"
+        " %(usage_model)s, %(input_tokens)s, %(output_tokens)s, %(cached_tokens)s, x.id,"
+        " %(at)s FROM x WHERE %(usage_model)s::text IS NOT NULL"
+    ),
+}
 RECORD_EXCHANGE = (
-    "WITH x AS (INSERT INTO exchanges (session_id, episode_id, external_id, user_text,"
-    " reply_text, signal, noise_reason, stop_reason, prompt_tokens, reply_tokens, topic,"
-    " created_at) VALUES (%(session)s, %(episode)s, %(external_id)s, %(user_text)s,"
-    " %(reply_text)s, %(signal)s, %(noise_reason)s, %(stop_reason)s, %(prompt_tokens)s,"
-    " %(reply_tokens)s, %(topic)s, %(at)s) RETURNING id),"
-    " touched AS (UPDATE sessions SET last_activity_at = %(at)s WHERE id = %(session)s),"
-    " answered AS (UPDATE inbox SET status = 'answered', replies = COALESCE(%(replies)s,"
-    " replies), attempts = attempts + 1, updated_at = %(at)s WHERE id = %(inbox)s)"
-    " SELECT id FROM x"
+    f"WITH x AS ({EXCHANGE_INSERT}), "
+    + ", ".join(f"{name} AS ({write})" for name, write in EXCHANGE_WITH.items())
+    + " SELECT id FROM x"
 )
 # The open episode, locked: a fold, a reset, an undo and a forget of one episode take
 # turns, so a summary never lands in an episode closed or erased meanwhile.
@@ -145,10 +208,17 @@ SUMMARY_LATEST = (
     "SELECT COALESCE(max(version), 0) AS latest, COALESCE(max(checkpoint), 0) AS checkpoint,"
     " COALESCE(max(round), 0) AS rounds FROM summaries WHERE episode_id = %s"
 )
+# The version and the fold's usage (all its summary-model calls), one statement.
 SUMMARY_INSERT = (
-    "INSERT INTO summaries (episode_id, version, text, checkpoint, prompt_version, model,"
-    " source_from, source_to, input_tokens, output_tokens, round, created_at, dropped_facts)"
-    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id"
+    "WITH m AS (INSERT INTO summaries (episode_id, version, text, checkpoint, prompt_version,"
+    " model, source_from, source_to, input_tokens, output_tokens, round, created_at,"
+    " dropped_facts) VALUES (%(episode)s, %(version)s, %(text)s, %(checkpoint)s,"
+    " %(prompt_version)s, %(model)s, %(source_from)s, %(source_to)s, %(input_tokens)s,"
+    " %(output_tokens)s, %(round)s, %(at)s, %(dropped)s) RETURNING id),"
+    " used AS (INSERT INTO usage (session_id, purpose, model, input_tokens, output_tokens,"
+    " summary_id, created_at) SELECT e.session_id, 'fold', %(model)s, %(input_tokens)s,"
+    " %(output_tokens)s, m.id, %(at)s FROM m, episodes e WHERE e.id = %(episode)s)"
+    " SELECT id FROM m"
 )
 SUMMARIES = f"SELECT {SUMMARY_COLS} FROM summaries WHERE episode_id = %s ORDER BY version"
 

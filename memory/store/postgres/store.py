@@ -40,6 +40,7 @@ from memory.store.postgres.turn import (
     signal_exchanges,
     undo_reset,
 )
+from memory.store.postgres.usage import PostgresUsageQueries
 from memory.types import Episode, Exchange, SummaryVersion, TurnState
 
 log = structlog.get_logger(__name__)
@@ -55,7 +56,19 @@ async def _utc(conn: Conn) -> None:
     await conn.execute("SET TIME ZONE 'UTC'")
 
 
-class PostgresStore(PostgresDeliveryInbox, PostgresOperatorQueries):
+def _usage_params(new: NewExchange) -> dict[str, object]:
+    """The chat call's usage, when the provider answered (an error reports none)."""
+    u = new.usage
+    reported = u is not None and bool(new.model)
+    return {
+        "usage_model": new.model if reported else None,
+        "input_tokens": u.input_tokens if u else 0,
+        "output_tokens": u.output_tokens if u else 0,
+        "cached_tokens": u.cached_tokens if u else 0,
+    }
+
+
+class PostgresStore(PostgresDeliveryInbox, PostgresOperatorQueries, PostgresUsageQueries):
     """Open with `await PostgresStore.open(url, pool_size=10)`."""
 
     def __init__(self, pool: AsyncConnectionPool[Any], locks: PostgresChatLocks) -> None:
@@ -215,6 +228,7 @@ class PostgresStore(PostgresDeliveryInbox, PostgresOperatorQueries):
             "noise_reason": new.noise_reason, "stop_reason": new.stop_reason,
             "prompt_tokens": new.prompt_tokens, "reply_tokens": new.reply_tokens,
             "topic": topic, "at": new.created_at, "replies": replies, "inbox": new.inbox_id,
+            **_usage_params(new),
         }  # fmt: skip
         (row,) = await self._all(sql.RECORD_EXCHANGE, params)
         return Exchange(
@@ -246,12 +260,15 @@ class PostgresStore(PostgresDeliveryInbox, PostgresOperatorQueries):
                 version, rounds = new.base_version + 1, int(latest["rounds"]) + 1
                 cur = await conn.execute(
                     sql.SUMMARY_INSERT,
-                    (
-                        new.episode_id, version, new.text, new.checkpoint, new.prompt_version,
-                        new.model, new.source_from, new.source_to, new.input_tokens,
-                        new.output_tokens, rounds, new.created_at,
-                        json.dumps(list(new.dropped_facts), ensure_ascii=False),
-                    ),
+                    {
+                        "episode": new.episode_id, "version": version, "text": new.text,
+                        "checkpoint": new.checkpoint, "prompt_version": new.prompt_version,
+                        "model": new.model, "source_from": new.source_from,
+                        "source_to": new.source_to, "input_tokens": new.input_tokens,
+                        "output_tokens": new.output_tokens, "round": rounds,
+                        "at": new.created_at,
+                        "dropped": json.dumps(list(new.dropped_facts), ensure_ascii=False),
+                    },
                 )  # fmt: skip
                 row = await cur.fetchone()
                 assert row is not None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -12,8 +13,12 @@ import pytest
 from bot.cli.main import build_parser
 from config.settings import load_settings
 from memory.store.conversation import NewExchange
+from memory.store.postgres.store import PostgresStore
 from memory.store.sqlite.store import SQLiteStore
 from providers.base import Usage
+from tests.support.postgres import postgres_server, postgres_url
+
+__all__ = ["postgres_server", "postgres_url"]  # fixtures
 
 T0 = datetime(2026, 3, 1, 12, tzinfo=UTC)
 T1 = datetime(2026, 3, 5, 12, tzinfo=UTC)
@@ -107,3 +112,27 @@ def test_bad_since_is_a_clear_error(db: Path, capsys: pytest.CaptureFixture[str]
         main(["usage", "--since", "last week"])
     assert exit_.value.code == 2
     assert "'last week' is not a date" in capsys.readouterr().err
+
+
+async def _seed_postgres(url: str) -> None:
+    store = await PostgresStore.open(url, pool_size=1)
+    state = await store.turn_state("telegram:9", 6, T0)
+    new = NewExchange(state.session_id, state.episode.id, "q", "a", True, None, T0)
+    await store.record_exchange(
+        replace(new, model="anthropic:claude-sonnet-4-6", usage=Usage(10, 4))
+    )
+    await store.close()
+
+
+def test_usage_reads_a_postgres_database(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With `VENTANA_DB=postgresql://…` the usage recorded there is reported."""
+    for name in ("VENTANA_CONFIG", "VENTANA_CHAT_MODEL", "VENTANA_SUMMARY_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("VENTANA_DB", postgres_url)
+    asyncio.run(_seed_postgres(postgres_url))
+    report = _json(capsys)
+    [entry] = report["keys"]  # type: ignore[misc]
+    [model] = entry["models"]
+    assert (entry["key"], model["calls"], model["input_tokens"]) == ("telegram:9", 1, 10)
