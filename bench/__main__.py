@@ -13,7 +13,7 @@ import gc
 import time
 from collections.abc import Callable, Sequence
 
-from bench import concurrency, growth, overhead, recall, tokens, topic_tiage, topics
+from bench import concurrency, growth, overhead, recall, tokens, topic_tiage, topics, workers
 from bench.common import Target
 
 
@@ -38,6 +38,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         ("concurrency", concurrency.main),
         ("topic", _tiage),
         ("topics", topics.main),
+        ("workers", workers.main),
     ]
     targets: list[Target] = []
     for name, run in benches:

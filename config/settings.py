@@ -70,7 +70,7 @@ class Settings(BaseSettings):
     )
 
     db: Path | str = _v("VENTANA_DB", Path("./data/ventana.db"))  # str: a PostgreSQL URL
-    db_pool_size: int = _v("VENTANA_DB_POOL_SIZE", 10, ge=1, le=1000)
+    db_pool_size: int = _v("VENTANA_DB_POOL_SIZE", 16, ge=1, le=1000)
     db_sync: Annotated[Literal["normal", "full"], Lower] = _v("VENTANA_DB_SYNC", "normal")
     chat_model: str = _v("VENTANA_CHAT_MODEL", "offline")
     summary_model: str = _v("VENTANA_SUMMARY_MODEL", "offline")

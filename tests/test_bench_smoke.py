@@ -11,11 +11,14 @@ from typing import Any
 
 import pytest
 
-from bench import concurrency, growth, overhead, tokens
+from bench import concurrency, growth, overhead, tokens, workers
 from bench.common import percentile
 from bench.data.seed import SeedSession, seed
 from bench.data.transcripts import EARLY_FACTS, long_support
 from memory.fold.facts import extract_facts
+from tests.support.postgres import PostgresServer, postgres_server
+
+__all__ = ["postgres_server"]  # the session fixture
 
 HAS_AGENTS = importlib.util.find_spec("agents") is not None
 
@@ -204,3 +207,22 @@ def test_bench_main_runs_without_a_running_loop() -> None:
     """Benchmarks create their own loop; none is left running."""
     with pytest.raises(RuntimeError):
         asyncio.get_running_loop()
+
+
+def test_workers_runs_every_configuration_and_reports_pg_targets(
+    postgres_server: PostgresServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SQLite and 1 and 2 PostgreSQL workers answer every turn; a store-time target per
+    PostgreSQL run and a wall target for the 2-worker one."""
+    url = postgres_server.create_database("bench")
+    argv = ["--chats", "6", "--latency", "0.05", "--workers", "1,2", "--url", url]
+    targets = workers.main(argv)
+    out = capsys.readouterr().out
+    assert "sqlite, 1 process" in out
+    assert "postgres, 2 worker(s)" in out
+    assert [t.name for t in targets] == [
+        "store/turn p50, postgres, 1 worker(s)",
+        "store/turn p50, postgres, 2 worker(s)",
+        "wall ÷ ideal, postgres, 2 worker(s)",
+    ]
+    assert all(t.value > 0 for t in targets)

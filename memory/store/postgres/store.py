@@ -69,7 +69,7 @@ def _usage_params(new: NewExchange) -> dict[str, object]:
 
 
 class PostgresStore(PostgresDeliveryInbox, PostgresOperatorQueries, PostgresUsageQueries):
-    """Open with `await PostgresStore.open(url, pool_size=10)`."""
+    """Open with `await PostgresStore.open(url, pool_size=16)`."""
 
     def __init__(self, pool: AsyncConnectionPool[Any], locks: PostgresChatLocks) -> None:
         self._pool = pool
@@ -78,7 +78,7 @@ class PostgresStore(PostgresDeliveryInbox, PostgresOperatorQueries, PostgresUsag
 
     @classmethod
     async def open(
-        cls, url: str, *, pool_size: int = 10, timeout_s: float = 10.0
+        cls, url: str, *, pool_size: int = 16, timeout_s: float = 10.0
     ) -> PostgresStore:
         pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
             url,

@@ -27,7 +27,7 @@ def test_postgres_urls_are_kept_whole(url: str) -> None:
     """Both PostgreSQL schemes are accepted and kept as the URL (no path mangling)."""
     settings = load_settings(db=url)
     assert settings.postgres_url == url
-    assert settings.db_pool_size == 10
+    assert settings.db_pool_size == 16
 
 
 @pytest.mark.parametrize("value", ["mysql://u:pw@h/db", "sqlite:///x.db", "redis://h"])
