@@ -44,9 +44,9 @@ class PostgresDeliveryInbox:
     async def inbox_add(
         self, key: str, external_id: str, user: str, kind: str, text: str, at: datetime
     ) -> InboxEntry | None:
-        message = (key, external_id, user, kind, text, at)
-        (row,) = await self._all(sql.INTAKE, _intake_params(*message, unless_debug=False))
-        return _intake(row, *message, unless_debug=False).entry
+        draft = InboxEntry(0, key, external_id, user, kind, text, at)
+        (row,) = await self._all(sql.INTAKE, _intake_params(draft, unless_debug=False))
+        return _intake(row, draft, unless_debug=False).entry
 
     async def begin_turn(
         self,
@@ -60,14 +60,14 @@ class PostgresDeliveryInbox:
     ) -> Intake:
         """The intake (`sql.INTAKE`) and the state read after it, pipelined: one round
         trip. (With several workers the handler re-reads the state under the claim.)"""
-        message = (key, external_id, user, kind, text, at)
+        draft = InboxEntry(0, key, external_id, user, kind, text, at)
         async with self._pool.connection() as conn:
             async with conn.pipeline():
-                cur = await conn.execute(sql.INTAKE, _intake_params(*message, unless_debug=True))
+                cur = await conn.execute(sql.INTAKE, _intake_params(draft, unless_debug=True))
                 state = await peek_state(conn, key, window)
             row = await cur.fetchone()
         assert row is not None
-        intake = _intake(row, *message, unless_debug=True)
+        intake = _intake(row, draft, unless_debug=True)
         return replace(intake, state=state) if intake.entry is not None else intake
 
     async def inbox_reject(self, key: str, external_id: str, reason: str, at: datetime) -> bool:
@@ -122,39 +122,22 @@ class PostgresDeliveryInbox:
             return cur.rowcount
 
 
-def _intake_params(
-    key: str,
-    external_id: str,
-    user: str,
-    kind: str,
-    text: str,
-    at: datetime,
-    *,
-    unless_debug: bool,
-) -> dict[str, object]:
+def _intake_params(draft: InboxEntry, *, unless_debug: bool) -> dict[str, object]:
     return {
-        "key": key, "external_id": external_id, "user": user, "kind": kind, "text": text,
-        "at": at, "unless_debug": unless_debug,
+        "key": draft.key, "external_id": draft.external_id, "user": draft.user,
+        "kind": draft.kind, "text": draft.text, "at": draft.received_at,
+        "unless_debug": unless_debug,
     }  # fmt: skip
 
 
-def _intake(
-    row: Row,
-    key: str,
-    external_id: str,
-    user: str,
-    kind: str,
-    text: str,
-    at: datetime,
-    *,
-    unless_debug: bool,
-) -> Intake:
-    """What `sql.INTAKE` did: with `unless_debug` a key in debug mode stored nothing."""
+def _intake(row: Row, draft: InboxEntry, *, unless_debug: bool) -> Intake:
+    """What `sql.INTAKE` did with `draft`: with `unless_debug` a key in debug mode stored
+    nothing."""
     if row["debug"] and unless_debug:
         return Intake(None, debug=True)
     if row["id"] is None:
         return Intake(None, debug=False)
-    return Intake(InboxEntry(int(row["id"]), key, external_id, user, kind, text, at))
+    return Intake(replace(draft, id=int(row["id"])))
 
 
 def mark_params(
