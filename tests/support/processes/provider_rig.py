@@ -13,19 +13,18 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx2
 
 from bot.app import App
-from bot.conversation.inbound import Inbound
 from config.settings import Settings, load_settings
 from config.specs import parse_spec
 from providers.base import ChatModel
 from providers.factory import ProviderCredentials, build_chat_model
 from providers.offline import OfflineChatModel
+from tests.support.inbound import inbound as make_inbound
 
 DEADLINE_S = 3.0
 # The deadline bounds the model; the handler's own reads and writes add milliseconds.
@@ -199,7 +198,7 @@ class Chat:
     async def say(self, text: str) -> list[str]:
         self.sent += 1
         user = "telegram:" + self.key.rsplit(":", 1)[-1]
-        inbound = Inbound(self.key, text, f"m{self.sent}", datetime.now(UTC), user)
+        inbound = make_inbound(self.key, text, f"m{self.sent}", user)
         started = time.monotonic()
         replies = await asyncio.wait_for(self.app.handler.handle(inbound), DEADLINE_S * 4)
         self.durations.append(time.monotonic() - started)
