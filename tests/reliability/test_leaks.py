@@ -24,10 +24,10 @@ from bot.app import App
 from bot.channels.whatsapp.webhook import sign
 from config.settings import load_settings
 from providers.base import ChatReply, ChatRequest, Usage
+from tests.support.bot_api import FakeBotAPI
 from tests.support.inbound import inbound as make_inbound
 from tests.support.processes.model_api import FakeModel
 from tests.support.processes.process import bot_env, reaped, spawn, tail
-from tests.support.processes.telegram_api import FakeTelegram
 from tests.support.whatsapp import FakeGraph
 
 KEYS = {"telegram:123": "TGA", "whatsapp:123": "WAA", "telegram:124": "TGB", "console:123": "COA"}
@@ -174,7 +174,7 @@ def _assert_log_clean(log: Path, *, expect_events: set[str]) -> None:
 
 def test_run_logs_neither_secrets_nor_bodies(tmp_path: Path) -> None:
     """`ventana run` with Telegram and WhatsApp, faults included, at info level."""
-    telegram = FakeTelegram(token=SECRETS["TELEGRAM_BOT_TOKEN"], fail_send={2: 502})
+    telegram = FakeBotAPI(token=SECRETS["TELEGRAM_BOT_TOKEN"], fail_send={2: 502})
     model = FakeModel(seed=7, faults={1: 429, 3: 500, 4: 500, 5: 500})
     graph = FakeGraph(phone_id="1065403")
     graph_server = graph.serve()

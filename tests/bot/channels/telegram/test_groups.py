@@ -11,7 +11,8 @@ from telegram import Update
 from bot.channels.telegram.convert import BotIdentity, strip_mention, to_inbound
 from bot.conversation.texts import t
 from memory.types import SessionKey
-from tests.support.telegram import BOT_ID, BOT_USERNAME, FakeBotAPI, telegram_bot
+from tests.support.bot_api import BOT_ID, BOT_USERNAME, FakeBotAPI
+from tests.support.telegram import telegram_bot
 
 GROUP = -100500
 ME = BotIdentity(BOT_ID, BOT_USERNAME)
