@@ -64,15 +64,7 @@ async def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
         return 1 if not _line(False, "models", str(exc)) else 0
     _line(True, "chat model", settings.chat_model)
     _line(True, "summary model", settings.summary_model)
-    channels = [
-        name
-        for name, on in (
-            ("telegram", settings.telegram_enabled),
-            ("whatsapp", settings.whatsapp_enabled),
-        )
-        if on
-    ]
-    _line(True, "channels", ", ".join(channels) or "console only")
+    _line(True, "channels", ", ".join(settings.channels) or "console only")
     doctor_warnings(settings)
     if args.live:
         for label, model in (("chat live", chat), ("summary live", summary)):
