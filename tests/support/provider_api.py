@@ -1,9 +1,12 @@
-"""Fakes for provider tests: a scripted HTTP endpoint that fails on any other request."""
+"""Fakes for provider tests: the one scripted provider endpoint (behind
+`httpx.MockTransport`) that fails on any other request, and a recording sleep."""
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +21,11 @@ from providers.retry import Sleep
 
 DATA = Path(__file__).parents[1] / "data" / "providers"
 MakeAPI = Callable[..., "FakeAPI"]
-Step = httpx2.Response | Callable[[httpx2.Request], httpx2.Response]
+Step = (
+    httpx2.Response
+    | Callable[[httpx2.Request], httpx2.Response]
+    | Callable[[httpx2.Request], Awaitable[httpx2.Response]]
+)
 
 REQUEST = ChatRequest(
     system="Eres un asistente amable.",
@@ -48,25 +55,46 @@ def connect_error(request: httpx2.Request) -> httpx2.Response:
 
 
 class FakeAPI:
-    """Serves one route from a script; any other request is recorded and fails the test."""
+    """Serves one route from a script, then from `forever` when given; any other request
+    (or one past the script) is recorded and fails the test."""
 
-    def __init__(self, method: str, path: str, script: Iterable[Step]) -> None:
+    def __init__(
+        self, method: str, path: str, script: Iterable[Step] = (), *, forever: Step | None = None
+    ) -> None:
         self.route = (method, path)
         self.script = list(script)
+        self.forever = forever
         self.requests: list[httpx2.Request] = []
         self.unexpected: list[str] = []
         self.client = httpx2.AsyncClient(transport=httpx2.MockTransport(self))
 
-    def __call__(self, request: httpx2.Request) -> httpx2.Response:
-        if (request.method, request.url.path) != self.route or not self.script:
+    async def __call__(self, request: httpx2.Request) -> httpx2.Response:
+        on_route = (request.method, request.url.path) == self.route
+        step = (self.script.pop(0) if self.script else self.forever) if on_route else None
+        if step is None:
             self.unexpected.append(f"{request.method} {request.url}")
             return httpx2.Response(599, json={"error": "unexpected request in a test"})
         self.requests.append(request)
-        step = self.script.pop(0)
-        return step if isinstance(step, httpx2.Response) else step(request)
+        if isinstance(step, httpx2.Response):
+            return step
+        answer = step(request)
+        return await answer if inspect.isawaitable(answer) else answer
 
     def body(self, index: int = 0) -> Any:
         return json.loads(self.requests[index].content)
+
+    @property
+    def bodies(self) -> list[Any]:
+        return [json.loads(r.content) for r in self.requests]
+
+    def texts_sent(self, index: int = -1) -> str:
+        """Everything one request carried (system and messages), as one string."""
+        body = self.body(index)
+        parts = [str(body.get("system", ""))]
+        for message in body["messages"]:
+            content = message["content"]
+            parts.append(content if isinstance(content, str) else json.dumps(content))
+        return "\n".join(parts)
 
 
 class RecordingSleep:
@@ -77,6 +105,7 @@ class RecordingSleep:
 
     async def __call__(self, seconds: float) -> None:
         self.delays.append(seconds)
+        await asyncio.sleep(0)  # still a turn of the event loop, as a real sleep is
 
 
 @dataclass(frozen=True)
