@@ -18,11 +18,8 @@ import pytest
 from bot.conversation.texts import t
 from providers.base import ChatModel
 from tests.support.processes.provider_rig import (
-    ANTHROPIC,
     DEADLINE_S,
-    OPENAI,
     Chat,
-    Flavor,
     Step,
     adapter,
     answer,
@@ -32,9 +29,7 @@ from tests.support.processes.provider_rig import (
     read_timeout,
     settings_for,
 )
-from tests.support.provider_api import FakeAPI, RecordingSleep
-
-FLAVORS = [pytest.param(ANTHROPIC, id="anthropic"), pytest.param(OPENAI, id="openai")]
+from tests.support.provider_api import ANTHROPIC, FLAVORS, FakeAPI, Flavor, RecordingSleep
 
 
 def rate_limited(flavor: Flavor, seconds: str = "2") -> Step:

@@ -110,12 +110,67 @@ class RecordingSleep:
 
 @dataclass(frozen=True)
 class Flavor:
-    """One provider as the shared tests see it: its route, golden reply and constructor."""
+    """One provider as the tests see it: its route, golden reply and constructor, the spec
+    an app names it by, and the answers it gives (a reply, an error, an echo)."""
 
     name: str
     path: str
     ok: str
     build: Callable[[httpx2.AsyncClient, Sleep], ChatModel]
+    spec: str
+
+    def reply(self, text: str) -> httpx2.Response:
+        if self.name == "anthropic":
+            return _json(
+                200,
+                {
+                    "id": "msg_1",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-test",
+                    "content": [{"type": "text", "text": text}],
+                    "stop_reason": "end_turn",
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": 10, "output_tokens": 5},
+                },
+            )
+        return _json(
+            200,
+            {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "gpt-test",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": text},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+            },
+        )
+
+    async def echo(self, request: httpx2.Request) -> httpx2.Response:
+        """A reply that quotes the last message the request carried."""
+        last = json.loads(request.content)["messages"][-1]["content"]
+        text = last if isinstance(last, str) else " ".join(b["text"] for b in last)
+        return self.reply(f"Respuesta a «{text.strip()[:60]}»")
+
+    def error(self, status: int, kind: str, code: str | None = None) -> httpx2.Response:
+        if self.name == "anthropic":
+            body: Any = {"type": "error", "error": {"type": kind, "message": "fake " + kind}}
+        else:
+            body = {"error": {"message": "fake " + kind, "type": kind, "code": code}}
+        return httpx2.Response(status, json=body)
+
+
+def _json(status: int, body: Any) -> httpx2.Response:
+    """Escaped as a real server would (ensure_ascii), so even a lone surrogate serializes."""
+    return httpx2.Response(
+        status, content=json.dumps(body).encode(), headers={"content-type": "application/json"}
+    )
 
 
 def _anthropic(client: httpx2.AsyncClient, sleep: Sleep) -> ChatModel:
@@ -128,6 +183,8 @@ def _openai(client: httpx2.AsyncClient, sleep: Sleep) -> ChatModel:
     return OpenAIChatModel("gpt-4.1-mini", api_key="sk-test", http_client=client, sleep=sleep)
 
 
-ANTHROPIC = Flavor("anthropic", "/v1/messages", "anthropic_message", _anthropic)
-OPENAI = Flavor("openai", "/v1/chat/completions", "openai_completion", _openai)
+ANTHROPIC = Flavor(
+    "anthropic", "/v1/messages", "anthropic_message", _anthropic, "anthropic:claude-test"
+)
+OPENAI = Flavor("openai", "/v1/chat/completions", "openai_completion", _openai, "openai:gpt-test")
 FLAVORS = [pytest.param(ANTHROPIC, id="anthropic"), pytest.param(OPENAI, id="openai")]

@@ -8,11 +8,9 @@ normal reply naming the user's message. Any other request is recorded and fails 
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,76 +24,12 @@ from providers.factory import ProviderCredentials, build_chat_model
 from providers.offline import OfflineChatModel
 from providers.retry import Sleep
 from tests.support.inbound import inbound as make_inbound
-from tests.support.provider_api import FakeAPI, Step
+from tests.support.provider_api import FakeAPI, Flavor, Step
 
 DEADLINE_S = 3.0
 # The deadline bounds the model; the handler's own reads and writes add milliseconds.
 HOUSEKEEPING_S = 0.25
 CREDS = ProviderCredentials(anthropic_api_key="sk-ant-test", openai_api_key="sk-test")
-
-
-@dataclass(frozen=True)
-class Flavor:
-    name: str
-    spec: str
-    path: str
-
-    def reply(self, text: str) -> httpx2.Response:
-        if self.name == "anthropic":
-            return _json(
-                200,
-                {
-                    "id": "msg_1",
-                    "type": "message",
-                    "role": "assistant",
-                    "model": "claude-test",
-                    "content": [{"type": "text", "text": text}],
-                    "stop_reason": "end_turn",
-                    "stop_sequence": None,
-                    "usage": {"input_tokens": 10, "output_tokens": 5},
-                },
-            )
-        return _json(
-            200,
-            {
-                "id": "chatcmpl-1",
-                "object": "chat.completion",
-                "created": 0,
-                "model": "gpt-test",
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": text},
-                        "finish_reason": "stop",
-                    }
-                ],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-            },
-        )
-
-    async def echo(self, request: httpx2.Request) -> httpx2.Response:
-        """A reply that quotes the last message the request carried."""
-        last = json.loads(request.content)["messages"][-1]["content"]
-        text = last if isinstance(last, str) else " ".join(b["text"] for b in last)
-        return self.reply(f"Respuesta a «{text.strip()[:60]}»")
-
-    def error(self, status: int, kind: str, code: str | None = None) -> httpx2.Response:
-        if self.name == "anthropic":
-            body: Any = {"type": "error", "error": {"type": kind, "message": "fake " + kind}}
-        else:
-            body = {"error": {"message": "fake " + kind, "type": kind, "code": code}}
-        return httpx2.Response(status, json=body)
-
-
-def _json(status: int, body: Any) -> httpx2.Response:
-    """Escaped as a real server would (ensure_ascii), so even a lone surrogate serializes."""
-    return httpx2.Response(
-        status, content=json.dumps(body).encode(), headers={"content-type": "application/json"}
-    )
-
-
-ANTHROPIC = Flavor("anthropic", "anthropic:claude-test", "/v1/messages")
-OPENAI = Flavor("openai", "openai:gpt-test", "/v1/chat/completions")
 
 
 def answer(response: httpx2.Response, headers: dict[str, str] | None = None) -> Step:
