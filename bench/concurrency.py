@@ -39,6 +39,7 @@ from bench.common import (
 from bench.data.seed import SeedSession, seed
 from bot.app import App
 from bot.conversation.inbound import Inbound
+from memory.types import SessionKey
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +73,9 @@ class Result:
 async def wave(app: App, keys: Sequence[str], tag: str) -> Wave:
     async def one(key: str) -> float:
         t0 = time.perf_counter()
-        inbound = Inbound(key, f"Hola, ¿cómo va mi pedido? ({tag})", f"{tag}-{key}", ts(0), key)
+        inbound = Inbound(
+            SessionKey.parse(key), f"Hola, ¿cómo va mi pedido? ({tag})", f"{tag}-{key}", ts(0), key
+        )
         replies = await app.handler.handle(inbound)
         assert replies
         return time.perf_counter() - t0

@@ -45,6 +45,7 @@ from bot.conversation.inbound import Inbound
 from memory.recall.terms import query_terms
 from memory.store.sqlite import recall_index
 from memory.store.sqlite.store import SQLiteStore
+from memory.types import SessionKey
 
 SESSIONS_PER_DB = 1000
 OTHERS = 9
@@ -142,7 +143,9 @@ async def _turns(
         for t in range(turns):
             key = keys[t % len(keys)]
             text = texts[t % len(texts)]
-            inbound = Inbound(key, text, f"growth-{round_no}-{recall}-{t}", ts(t), key)
+            inbound = Inbound(
+                SessionKey.parse(key), text, f"growth-{round_no}-{recall}-{t}", ts(t), key
+            )
             t0 = time.perf_counter()
             await app.handler.handle(inbound)
             times.append(time.perf_counter() - t0)

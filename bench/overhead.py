@@ -51,6 +51,7 @@ from bench.common import (
 )
 from bench.data.transcripts import long_support
 from bot.conversation.inbound import Inbound
+from memory.types import SessionKey
 from providers.base import ChatRequest, Message
 
 WINDOW = 6
@@ -177,7 +178,9 @@ async def run_ours(
 
     async def turn(s: int, t: int) -> None:
         key = f"telegram:{1000 + s}"
-        replies = await app.handler.handle(Inbound(key, texts[s][t], f"u{t}", ts(t), key))
+        replies = await app.handler.handle(
+            Inbound(SessionKey.parse(key), texts[s][t], f"u{t}", ts(t), key)
+        )
         assert replies, "every turn gets a reply"
 
     try:

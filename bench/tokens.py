@@ -39,6 +39,7 @@ from bench.common import Target, bench_settings, build_app, quiet_logs
 from bench.data.transcripts import EARLY_FACTS, Turn, long_support
 from bot.conversation.inbound import Inbound
 from memory.tokens import count_messages
+from memory.types import SessionKey
 from providers.base import ChatReply, ChatRequest, Message, Usage
 
 CHECKPOINTS = (10, 50, 100, 200, 300)
@@ -117,7 +118,9 @@ async def run(turns: Sequence[Turn], topic: str = "off") -> Result:
         try:
             for n, turn in enumerate(turns, start=1):
                 model.reply, sent = turn.reply, len(model.requests)
-                await app.handler.handle(Inbound(key, turn.user, f"t{n}", turn.ts, key))
+                await app.handler.handle(
+                    Inbound(SessionKey.parse(key), turn.user, f"t{n}", turn.ts, key)
+                )
                 await app.folds.drain()
                 requests = model.requests[sent:]
                 count = app.tokenizer.count

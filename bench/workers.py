@@ -44,6 +44,7 @@ from typing import Any, ClassVar
 
 from bench.common import FastChat, Target, bench_settings, build_app, percentile, quiet_logs, ts
 from bot.conversation.inbound import Inbound
+from memory.types import SessionKey
 
 # The store time of the turn in progress, per chat driver (copied into the chat's task).
 _SPENT: ContextVar[list[float]] = ContextVar("store_spent")
@@ -131,7 +132,11 @@ async def _worker(
             _SPENT.set(account)
             replies = await app.handler.handle(
                 Inbound(
-                    key, f"Hola, mi pedido #{n}-{turn}, ¿cómo va?", f"m{n}.{turn}", ts(turn), key
+                    SessionKey.parse(key),
+                    f"Hola, mi pedido #{n}-{turn}, ¿cómo va?",
+                    f"m{n}.{turn}",
+                    ts(turn),
+                    key,
                 )
             )
             assert replies, "a turn got no reply"

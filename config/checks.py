@@ -44,16 +44,12 @@ def describe_unknown(name: str, guess: str | None) -> str:
     return f"{name} is not a ventana setting and is ignored{hint}"
 
 
+_SHOWN = {"telegram": "Telegram", "whatsapp": "WhatsApp"}
+
+
 def offline_behind_channel(settings: Settings) -> str | None:
     """A warning when Telegram or WhatsApp would be answered by the offline model."""
-    channels = [
-        name
-        for name, on in (
-            ("Telegram", settings.telegram_enabled),
-            ("WhatsApp", settings.whatsapp_enabled),
-        )
-        if on
-    ]
+    channels = [_SHOWN[name] for name in settings.channels]
     if not channels or settings.chat_spec.provider != "offline":
         return None
     return (

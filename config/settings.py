@@ -237,6 +237,12 @@ class Settings(BaseSettings):
     def whatsapp_enabled(self) -> bool:
         return self.whatsapp_app_secret is not None and self.whatsapp_access_token is not None
 
+    @property
+    def channels(self) -> tuple[str, ...]:
+        """The configured channels, `telegram` before `whatsapp`; empty: the console only."""
+        enabled = (("telegram", self.telegram_enabled), ("whatsapp", self.whatsapp_enabled))
+        return tuple(name for name, on in enabled if on)
+
     def resolved_system_prompt(self) -> str:
         if self.system_prompt_file is not None:
             return self.system_prompt_file.read_text(encoding="utf-8").strip()

@@ -127,3 +127,8 @@ class InboxEntry:
     received_at: datetime
     status: InboxStatus = "pending"
     replies: tuple[str, ...] = ()
+
+    @property
+    def session(self) -> SessionKey:
+        """The entry's key as read back from the inbox row (its one parse)."""
+        return SessionKey.parse(self.key)

@@ -10,18 +10,18 @@ an adapter). One thing no argument can switch off: the SDK still merges headers 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
+from typing import TypedDict
 
 import anthropic
-import httpx2
 from anthropic.types import Message as SDKMessage
 from anthropic.types import MessageParam
 
 from .base import (
     ChatReply,
     ChatRequest,
+    Message,
     ProviderError,
     ProviderUnavailable,
     StopReason,
@@ -29,8 +29,7 @@ from .base import (
     valid_text,
 )
 from .errors import ErrorFacts, contains_any, describe, parse_retry_after
-from .retry import RetryPolicy, Sleep
-from .sdk import RetryingChatModel, translate
+from .sdk import ClientOptions, RetryingChatModel, translate
 from .streaming import TextSink
 from .turns import alternate
 
@@ -48,49 +47,41 @@ _STOP_REASONS: dict[str | None, StopReason] = {
 }
 
 
+class _Arguments(TypedDict):
+    model: str
+    max_tokens: int
+    system: str | anthropic.Omit
+    messages: list[MessageParam]
+    timeout: float
+
+
 class AnthropicChatModel(RetryingChatModel):
     """Sends a `ChatRequest` to the Messages API and maps every failure to a `ProviderError`."""
 
     _client: anthropic.AsyncAnthropic
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_key: str,
-        base_url: str | None = None,
-        http_client: httpx2.AsyncClient | None = None,
-        policy: RetryPolicy | None = None,
-        sleep: Sleep = asyncio.sleep,
-    ) -> None:
-        if not api_key:
-            raise ValueError("AnthropicChatModel needs an API key (ANTHROPIC_API_KEY)")
-        self.name = f"anthropic:{model}"
-        self.model = model
-        self._policy = policy or RetryPolicy()
-        self._sleep = sleep
-        self._owns_client = http_client is None
-        self._client = anthropic.AsyncAnthropic(
-            api_key=api_key,
-            base_url=base_url or DEFAULT_BASE_URL,
-            http_client=http_client,
-            timeout=self._policy.attempt_timeout,
-            max_retries=0,
-            open_telemetry=False,
-        )
+    provider = "anthropic"
+    default_base_url = DEFAULT_BASE_URL
+
+    def _connect(self, options: ClientOptions) -> anthropic.AsyncAnthropic:
+        return anthropic.AsyncAnthropic(**options, open_telemetry=False)
 
     async def _attempt(self, request: ChatRequest, time_limit: float) -> ChatReply:
         try:
-            message = await self._client.messages.create(
-                model=self.model,
-                max_tokens=request.max_tokens,
-                system=request.system or anthropic.omit,
-                messages=to_message_params(request),
-                timeout=time_limit,
-            )
+            message = await self._client.messages.create(**self._arguments(request, time_limit))
         except (anthropic.AnthropicError, json.JSONDecodeError) as exc:
             raise map_error(exc) from exc
         return to_reply(message, self.model)
+
+    def _arguments(self, request: ChatRequest, time_limit: float) -> _Arguments:
+        """The Messages API arguments of one attempt, streamed or not."""
+        return {
+            "model": self.model,
+            "max_tokens": request.max_tokens,
+            "system": request.system or anthropic.omit,
+            "messages": to_message_params(request),
+            "timeout": time_limit,
+        }
 
     async def _stream_attempt(
         self, request: ChatRequest, time_limit: float, on_text: TextSink
@@ -98,11 +89,7 @@ class AnthropicChatModel(RetryingChatModel):
         text = ""
         try:
             async with self._client.messages.stream(
-                model=self.model,
-                max_tokens=request.max_tokens,
-                system=request.system or anthropic.omit,
-                messages=to_message_params(request),
-                timeout=time_limit,
+                **self._arguments(request, time_limit)
             ) as events:
                 async for delta in events.text_stream:
                     text += delta
@@ -114,13 +101,13 @@ class AnthropicChatModel(RetryingChatModel):
 
 
 def to_message_params(request: ChatRequest) -> list[MessageParam]:
-    params: list[MessageParam] = []
-    for m in alternate(request.messages):
-        if m.role == "user":
-            params.append({"role": "user", "content": m.content})
-        else:
-            params.append({"role": "assistant", "content": m.content})
-    return params
+    return [_turn(m) for m in alternate(request.messages)]
+
+
+def _turn(m: Message) -> MessageParam:
+    if m.role == "user":  # one literal per branch: the SDK's param is a union by role
+        return {"role": "user", "content": m.content}
+    return {"role": "assistant", "content": m.content}
 
 
 def to_reply(message: SDKMessage, requested_model: str) -> ChatReply:

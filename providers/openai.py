@@ -16,11 +16,10 @@ Only `OPENAI_CUSTOM_HEADERS` cannot be switched off by an argument.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import Mapping
-from typing import Literal
+from typing import Literal, TypedDict, Unpack
 
 import httpx2
 import openai
@@ -31,6 +30,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletio
 from .base import (
     ChatReply,
     ChatRequest,
+    Message,
     ProviderError,
     ProviderUnavailable,
     StopReason,
@@ -38,8 +38,7 @@ from .base import (
     valid_text,
 )
 from .errors import ErrorFacts, contains_any, describe, parse_retry_after
-from .retry import RetryPolicy, Sleep
-from .sdk import RetryingChatModel, translate
+from .sdk import ClientOptions, Options, RetryingChatModel, translate
 from .streaming import TextSink
 from .turns import alternate
 
@@ -71,51 +70,51 @@ def default_token_param(base_url: str | None) -> TokenParam:
     return "max_tokens"
 
 
+class _Arguments(TypedDict):
+    model: str
+    messages: list[ChatCompletionMessageParam]
+    max_completion_tokens: int | openai.Omit
+    max_tokens: int | openai.Omit
+    timeout: float
+
+
 class OpenAIChatModel(RetryingChatModel):
     """Sends a `ChatRequest` to Chat Completions and maps every failure to a `ProviderError`."""
 
     _client: openai.AsyncOpenAI
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_key: str,
-        base_url: str | None = None,
-        http_client: httpx2.AsyncClient | None = None,
-        policy: RetryPolicy | None = None,
-        sleep: Sleep = asyncio.sleep,
-        token_param: TokenParam | None = None,
-    ) -> None:
-        if not api_key:
-            raise ValueError("OpenAIChatModel needs an API key (OPENAI_API_KEY)")
-        self.name = f"openai:{model}"
-        self.model = model
-        self.token_param = token_param or default_token_param(base_url)
-        self._policy = policy or RetryPolicy()
-        self._sleep = sleep
-        self._owns_client = http_client is None
-        self._client = openai.AsyncOpenAI(
-            api_key=api_key,
-            base_url=base_url or DEFAULT_BASE_URL,
-            http_client=http_client,
-            timeout=self._policy.attempt_timeout,
-            max_retries=0,
-        )
-        # Filled from OPENAI_ORG_ID / OPENAI_PROJECT_ID when not given; ventana sets neither.
-        self._client.organization = None
-        self._client.project = None
+    provider = "openai"
+    default_base_url = DEFAULT_BASE_URL
 
-    async def _attempt(self, request: ChatRequest, time_limit: float) -> ChatReply:
+    def __init__(
+        self, model: str, *, token_param: TokenParam | None = None, **options: Unpack[Options]
+    ) -> None:
+        super().__init__(model, **options)
+        self.token_param = token_param or default_token_param(options.get("base_url"))
+
+    def _connect(self, options: ClientOptions) -> openai.AsyncOpenAI:
+        client = openai.AsyncOpenAI(**options)
+        # Filled from OPENAI_ORG_ID / OPENAI_PROJECT_ID when not given; ventana sets neither.
+        client.organization = None
+        client.project = None
+        return client
+
+    def _arguments(self, request: ChatRequest, time_limit: float) -> _Arguments:
+        """The Chat Completions arguments of one attempt, streamed or not."""
         budget = request.max_tokens
         modern = self.token_param == "max_completion_tokens"  # noqa: S105 (a field name)
+        return {
+            "model": self.model,
+            "messages": to_message_params(request),
+            "max_completion_tokens": budget if modern else openai.omit,
+            "max_tokens": openai.omit if modern else budget,
+            "timeout": time_limit,
+        }
+
+    async def _attempt(self, request: ChatRequest, time_limit: float) -> ChatReply:
         try:
             completion = await self._client.chat.completions.create(
-                model=self.model,
-                messages=to_message_params(request),
-                max_completion_tokens=budget if modern else openai.omit,
-                max_tokens=openai.omit if modern else budget,
-                timeout=time_limit,
+                **self._arguments(request, time_limit)
             )
         except (openai.OpenAIError, json.JSONDecodeError) as exc:
             raise map_error(exc) from exc
@@ -124,16 +123,10 @@ class OpenAIChatModel(RetryingChatModel):
     async def _stream_attempt(
         self, request: ChatRequest, time_limit: float, on_text: TextSink
     ) -> ChatReply:
-        budget = request.max_tokens
-        modern = self.token_param == "max_completion_tokens"  # noqa: S105 (a field name)
         parts = StreamParts()
         try:
             chunks = await self._client.chat.completions.create(
-                model=self.model,
-                messages=to_message_params(request),
-                max_completion_tokens=budget if modern else openai.omit,
-                max_tokens=openai.omit if modern else budget,
-                timeout=time_limit,
+                **self._arguments(request, time_limit),
                 stream=True,
                 stream_options={"include_usage": True},
             )
@@ -197,18 +190,6 @@ def to_usage(usage: CompletionUsage) -> Usage:
     )
 
 
-def to_message_params(request: ChatRequest) -> list[ChatCompletionMessageParam]:
-    params: list[ChatCompletionMessageParam] = []
-    if request.system:
-        params.append({"role": "system", "content": request.system})
-    for m in alternate(request.messages):
-        if m.role == "user":
-            params.append({"role": "user", "content": m.content})
-        else:
-            params.append({"role": "assistant", "content": m.content})
-    return params
-
-
 def to_reply(completion: ChatCompletion, requested_model: str) -> ChatReply:
     """Convert the SDK's completion; the SDK does not validate, so a wrong shape is caught here."""
     try:
@@ -220,6 +201,19 @@ def to_reply(completion: ChatCompletion, requested_model: str) -> ChatReply:
         raise ProviderUnavailable("openai: malformed response") from exc
     stop = _FINISH_REASONS.get(choice.finish_reason, "other")
     return ChatReply(valid_text(text), stop, counted, completion.model or requested_model)
+
+
+def to_message_params(request: ChatRequest) -> list[ChatCompletionMessageParam]:
+    params: list[ChatCompletionMessageParam] = []
+    if request.system:
+        params.append({"role": "system", "content": request.system})
+    return params + [_turn(m) for m in alternate(request.messages)]
+
+
+def _turn(m: Message) -> ChatCompletionMessageParam:
+    if m.role == "user":  # one literal per branch: the SDK's param is a union by role
+        return {"role": "user", "content": m.content}
+    return {"role": "assistant", "content": m.content}
 
 
 def map_error(

@@ -1,10 +1,14 @@
-"""What the two SDK adapters share: retries around one attempt, closing only a client
-we made, and the translation of an SDK failure into our error types."""
+"""What the two SDK adapters share: the client options (both SDKs take the same ones),
+retries around one attempt, closing only a client we made, and the translation of an SDK
+failure into our error types."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol, Required, TypedDict
+
+import httpx2
 
 from .base import ChatReply, ChatRequest, ProviderError, ProviderTimeout, ProviderUnavailable
 from .errors import ErrorFacts, classify
@@ -16,14 +20,68 @@ class _Closable(Protocol):
     async def close(self) -> None: ...
 
 
+class ClientOptions(TypedDict):
+    """What both SDK clients are given explicitly, so they read nothing on their own."""
+
+    api_key: str
+    base_url: str
+    http_client: httpx2.AsyncClient | None
+    timeout: float
+    max_retries: int
+
+
+class Options(TypedDict, total=False):
+    """The constructor's keywords, for an adapter that adds its own."""
+
+    api_key: Required[str]
+    base_url: str | None
+    http_client: httpx2.AsyncClient | None
+    policy: RetryPolicy | None
+    sleep: Sleep
+
+
 class RetryingChatModel:
     """A streaming `ChatModel` whose `complete` retries `_attempt` (and `stream`,
     `_stream_attempt`, only while nothing was shown) under its `RetryPolicy`."""
 
+    provider: ClassVar[str]
+    default_base_url: ClassVar[str]
     _policy: RetryPolicy
     _sleep: Sleep
     _client: _Closable
     _owns_client: bool  # the SDK closes whatever client it holds; only close one we made
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str,
+        base_url: str | None = None,
+        http_client: httpx2.AsyncClient | None = None,
+        policy: RetryPolicy | None = None,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        if not api_key:
+            kind = type(self).__name__
+            raise ValueError(f"{kind} needs an API key ({self.provider.upper()}_API_KEY)")
+        self.name = f"{self.provider}:{model}"
+        self.model = model
+        self._policy = policy or RetryPolicy()
+        self._sleep = sleep
+        self._owns_client = http_client is None
+        self._client = self._connect(
+            ClientOptions(
+                api_key=api_key,
+                base_url=base_url or self.default_base_url,
+                http_client=http_client,
+                timeout=self._policy.attempt_timeout,
+                max_retries=0,  # our `retry` module owns retries
+            )
+        )
+
+    def _connect(self, options: ClientOptions) -> _Closable:
+        """The SDK client, built from nothing but `options` (and the adapter's own)."""
+        raise NotImplementedError
 
     async def complete(self, request: ChatRequest) -> ChatReply:
         return await with_retries(

@@ -13,6 +13,7 @@ from typing import TextIO
 from bot.app import App
 from bot.conversation.inbound import Inbound
 from bot.conversation.texts import t
+from memory.types import SessionKey
 
 QUIT = ("/quit", "/exit", "/salir")
 
@@ -21,13 +22,13 @@ class ConsoleOutbox:
     def __init__(self, out: TextIO) -> None:
         self.out = out
 
-    async def send(self, key: str, texts: Sequence[str]) -> None:
+    async def send(self, key: SessionKey, texts: Sequence[str]) -> None:
         for text in texts:
             self.out.write(f"bot> {text}\n")
         self.out.flush()
 
     @contextlib.asynccontextmanager
-    async def working(self, key: str) -> AsyncIterator[None]:
+    async def working(self, key: SessionKey) -> AsyncIterator[None]:
         yield
 
 
@@ -70,7 +71,8 @@ async def run_console(
 ) -> int:
     """Read lines until end of input or /quit; each line is one message. Exit status 0."""
     src, out = src or sys.stdin, out or sys.stdout
-    key, user = f"console:{session}", f"console:{session}"
+    session_key = SessionKey("console", session)
+    key = user = str(session_key)
     app.handler.register("console", ConsoleOutbox(out))
     lang = app.settings.language
     out.write(t(lang, "welcome_console", key=key, model=app.settings.chat_model) + "\n")
@@ -96,7 +98,9 @@ async def run_console(
         if not line.strip():
             continue
         now = datetime.now(UTC)
-        inbound = Inbound(key, line.rstrip("\n"), f"console-{now.timestamp():.6f}", now, user)
+        inbound = Inbound(
+            session_key, line.rstrip("\n"), f"console-{now.timestamp():.6f}", now, user
+        )
         await app.handler.handle(inbound)
     await app.folds.drain()
     return 0

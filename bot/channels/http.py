@@ -49,18 +49,25 @@ def build_http_app(
     return Starlette(routes=routes)
 
 
+async def _read(request: Request) -> bytes | Response:
+    """A webhook's body, or the answer when it cannot be read (over the cap, hung up)."""
+    try:
+        return await _body(request)
+    except BodyTooLarge:
+        return Response(status_code=413)
+    except ClientDisconnect:
+        return _gone()
+
+
 def _whatsapp_routes(channel: WhatsAppChannel) -> list[Route]:
     async def verify(request: Request) -> Response:
         body, status = channel.handle_get(request.query_params)
         return PlainTextResponse(body, status_code=status)
 
     async def receive(request: Request) -> Response:
-        try:
-            raw = await _body(request)
-        except BodyTooLarge:
-            return Response(status_code=413)
-        except ClientDisconnect:
-            return _gone()
+        raw = await _read(request)
+        if isinstance(raw, Response):
+            return raw
         status = await channel.handle_post(raw, request.headers.get("X-Hub-Signature-256"))
         return Response(status_code=status)
 
@@ -72,12 +79,9 @@ def _whatsapp_routes(channel: WhatsAppChannel) -> list[Route]:
 
 def _telegram_routes(channel: TelegramWebhook) -> list[Route]:
     async def receive(request: Request) -> Response:
-        try:
-            raw = await _body(request)
-        except BodyTooLarge:
-            return Response(status_code=413)
-        except ClientDisconnect:
-            return _gone()
+        raw = await _read(request)
+        if isinstance(raw, Response):
+            return raw
         secret = request.headers.get("X-Telegram-Bot-Api-Secret-Token")
         return Response(status_code=await channel.handle_webhook(raw, secret))
 

@@ -9,6 +9,7 @@ from bot.app import App, build_models, open_store
 from bot.cli.channel_probe import check_channels, doctor_warnings
 from config.settings import Settings
 from memory.store.postgres.store import PostgresStore
+from providers.probe import ProbeResult, probe
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -30,9 +31,12 @@ def _line(ok: bool, what: str, detail: str) -> bool:
     return ok
 
 
-async def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
-    from providers.probe import probe
+def _live(label: str, result: ProbeResult) -> bool:
+    """One `--live` line: a model probe or a channel check, with how long it took."""
+    return _line(result.ok, label, f"{result.latency_s * 1000:.0f} ms {result.detail}")
 
+
+async def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
     good = _line(
         True,
         "settings",
@@ -64,23 +68,13 @@ async def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
         return 1 if not _line(False, "models", str(exc)) else 0
     _line(True, "chat model", settings.chat_model)
     _line(True, "summary model", settings.summary_model)
-    channels = [
-        name
-        for name, on in (
-            ("telegram", settings.telegram_enabled),
-            ("whatsapp", settings.whatsapp_enabled),
-        )
-        if on
-    ]
-    _line(True, "channels", ", ".join(channels) or "console only")
+    _line(True, "channels", ", ".join(settings.channels) or "console only")
     doctor_warnings(settings)
     if args.live:
         for label, model in (("chat live", chat), ("summary live", summary)):
-            result = await probe(model)
-            good &= _line(result.ok, label, f"{result.latency_s * 1000:.0f} ms {result.detail}")
+            good &= _live(label, await probe(model))
         for check in await check_channels(settings):
-            ms = f"{check.latency_s * 1000:.0f} ms"
-            good &= _line(check.ok, f"{check.channel} live", f"{ms} {check.detail}")
+            good &= _live(f"{check.channel} live", check)
     return 0 if good else 1
 
 

@@ -16,16 +16,16 @@ import httpx
 
 from config.checks import describe_unknown, names_in_use, offline_behind_channel, unknown_variables
 from config.settings import Settings
+from providers.probe import ProbeResult
 
 TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True, slots=True)
-class ChannelCheck:
+class ChannelCheck(ProbeResult):
+    """A live check's result (as a model probe's), about one channel."""
+
     channel: str
-    ok: bool
-    latency_s: float
-    detail: str
 
 
 def doctor_warnings(settings: Settings) -> None:
@@ -44,12 +44,8 @@ async def check_channels(
     own = client is None
     http = client or httpx.AsyncClient(timeout=TIMEOUT_S)
     try:
-        checks = []
-        if settings.telegram_enabled:
-            checks.append(await _timed("telegram", _telegram(settings, http)))
-        if settings.whatsapp_enabled:
-            checks.append(await _timed("whatsapp", _whatsapp(settings, http)))
-        return checks
+        live = {"telegram": _telegram, "whatsapp": _whatsapp}
+        return [await _timed(name, live[name](settings, http)) for name in settings.channels]
     finally:
         if own:
             await http.aclose()
@@ -61,7 +57,7 @@ async def _timed(channel: str, work: Any) -> ChannelCheck:
         ok, detail = await work
     except httpx.HTTPError as exc:  # the message of some may carry the URL: name the kind only
         ok, detail = False, f"unreachable ({type(exc).__name__})"
-    return ChannelCheck(channel, ok, time.monotonic() - start, detail)
+    return ChannelCheck(ok, time.monotonic() - start, detail, channel=channel)
 
 
 async def _telegram(settings: Settings, http: httpx.AsyncClient) -> tuple[bool, str]:

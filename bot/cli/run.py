@@ -51,7 +51,7 @@ async def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
-    if not (settings.telegram_enabled or settings.whatsapp_enabled):
+    if not settings.channels:
         sys.stdout.write(BANNER + "\n")
         _quiet_console_logs(settings)
         app = await App.build(settings)

@@ -107,7 +107,7 @@ async def _forget(h: Context, entry: InboxEntry, arg: str) -> list[str]:
 async def _may_erase(h: Context, entry: InboxEntry) -> bool:
     """A shared group's conversation (one key for every member) is erased only by an
     operator or an administrator of the group; anyone may erase a conversation of their own."""
-    key = SessionKey.parse(entry.key)
+    key = entry.session
     if key.member is not None or entry.key == entry.user or h.settings.is_operator(entry.user):
         return True
     admins = h.admins.get(key.channel)

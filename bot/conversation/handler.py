@@ -39,18 +39,18 @@ log = structlog.get_logger(__name__)
 class Outbox(Protocol):
     """Where replies for one channel go."""
 
-    async def send(self, key: str, texts: Sequence[str]) -> asyncio.Future[None] | None:
+    async def send(self, key: SessionKey, texts: Sequence[str]) -> asyncio.Future[None] | None:
         """Deliver, or return a future for a delivery that goes on in the background."""
         ...
 
-    def working(self, key: str) -> AbstractAsyncContextManager[None]: ...
+    def working(self, key: SessionKey) -> AbstractAsyncContextManager[None]: ...
 
 
 @runtime_checkable
 class LiveOutbox(Outbox, Protocol):
     """An outbox that can show a reply while it is written (Telegram drafts)."""
 
-    def live(self, key: str) -> AbstractAsyncContextManager[TextSink | None]: ...
+    def live(self, key: SessionKey) -> AbstractAsyncContextManager[TextSink | None]: ...
 
 
 class ConversationHandler:
@@ -80,36 +80,31 @@ class ConversationHandler:
         text = valid_text(inbound.text)
         if text != inbound.text:
             inbound = replace(inbound, text=text)
+        key = str(inbound.key)
         if not self.settings.is_allowed(inbound.user):
-            log.info("user_not_allowed", key=inbound.key)
-            return self.serial.submit(inbound.key, lambda: self._refuse(inbound))
-        if self.serial.waiting(inbound.key) >= self.settings.max_queued_per_chat:
+            log.info("user_not_allowed", key=key)
+            return self.serial.submit(key, lambda: self._refuse(inbound))
+        if self.serial.waiting(key) >= self.settings.max_queued_per_chat:
             return await self._over_cap(inbound)
         # A chat with nothing in flight here gets its turn state read with the intake, in
         # the same round trip; it is used only if the chat is still idle once the intake
         # returns (otherwise an earlier message's exchange could be missing from it).
         command = commands.is_command(inbound.text)
-        idle = self.serial.idle(inbound.key) and not command
-        message = (inbound.key, inbound.external_id, inbound.user, inbound.kind, inbound.text)
+        idle = self.serial.idle(key) and not command
+        message = (key, inbound.external_id, inbound.user, inbound.kind, inbound.text)
         if command:  # a command is stored and answered even in debug mode
             intake = Intake(await self.store.inbox_add(*message, inbound.ts))
         else:
             intake = await self.store.begin_turn(*message, inbound.ts, self.engine.config.window)
         if intake.debug:  # a dry run writes nothing, not even the inbox entry
             entry = InboxEntry(
-                0,
-                inbound.key,
-                inbound.external_id,
-                inbound.user,
-                inbound.kind,
-                inbound.text,
-                inbound.ts,
+                0, key, inbound.external_id, inbound.user, inbound.kind, inbound.text, inbound.ts
             )
-            return self.serial.submit(inbound.key, lambda: self._process(entry))
+            return self.serial.submit(key, lambda: self._process(entry))
         added = intake.entry
         if added is None:
             return await self._redelivered(inbound)
-        if intake.state is not None and idle and self.serial.idle(inbound.key):
+        if intake.state is not None and idle and self.serial.idle(key):
             self._states[added.id] = intake.state
         return self._queue(added)
 
@@ -117,16 +112,17 @@ class ConversationHandler:
         """Past the cap a message is acknowledged and recorded as rejected, not answered:
         queuing it for later would still be hours of model calls for one chat. The user
         is told once per burst (until the chat's queue empties), at once, not queued."""
+        key = str(inbound.key)
         fresh = await self.store.inbox_reject(
-            inbound.key, inbound.external_id, "over_queue_cap", inbound.ts
+            key, inbound.external_id, "over_queue_cap", inbound.ts
         )
         if not fresh:  # a redelivery of something already in
             return await self._redelivered(inbound)
-        log.info("over_queue_cap", key=inbound.key, cap=self.settings.max_queued_per_chat)
+        log.info("over_queue_cap", key=key, cap=self.settings.max_queued_per_chat)
         texts: list[str] = []
-        if inbound.key not in self._slowed:
-            self._slowed.add(inbound.key)
-            texts = [t(self.language, "slow_down", count=self.serial.waiting(inbound.key))]
+        if key not in self._slowed:
+            self._slowed.add(key)
+            texts = [t(self.language, "slow_down", count=self.serial.waiting(key))]
             await self._deliver(inbound.key, texts)
         done: asyncio.Future[list[str]] = asyncio.get_running_loop().create_future()
         done.set_result(texts)
@@ -136,11 +132,12 @@ class ConversationHandler:
         """A redelivery is normally ignored. But if its entry is unfinished and nobody here
         is working on it (the first delivery's intake was interrupted after the commit),
         the redelivery is what gets it answered."""
-        entry = await self.store.inbox_get(inbound.key, inbound.external_id)
+        key = str(inbound.key)
+        entry = await self.store.inbox_get(key, inbound.external_id)
         if entry is None or entry.status == "done" or entry.id in self._queued:
-            log.info("duplicate_ignored", key=inbound.key, external_id=inbound.external_id)
+            log.info("duplicate_ignored", key=key, external_id=inbound.external_id)
             return None
-        log.info("duplicate_resumed", key=inbound.key, external_id=inbound.external_id)
+        log.info("duplicate_resumed", key=key, external_id=inbound.external_id)
         return self._queue(entry)
 
     def _queue(self, entry: InboxEntry) -> asyncio.Future[list[str]]:
@@ -161,7 +158,7 @@ class ConversationHandler:
         entries = [
             entry
             for entry in await self.store.inbox_unfinished()
-            if channel is None or SessionKey.parse(entry.key).channel == channel
+            if channel is None or entry.session.channel == channel
         ]
         for entry in entries:
             if entry.id not in self._queued:
@@ -211,11 +208,11 @@ class ConversationHandler:
         if entry.status == "answered":  # replied before a crash, delivery unconfirmed
             texts = list(entry.replies)
         else:
-            async with self._working(entry.key):
+            async with self._working(entry.session):
                 texts, recorded = await self._respond(entry)
             if entry.id and not recorded:  # a turn marks it with its exchange
                 await self.store.inbox_mark(entry.id, "answered", texts, at=_now())
-        later = await self._deliver(entry.key, texts)
+        later = await self._deliver(entry.session, texts)
         if entry.id and later is not None:  # done only once delivered; the chat moves on
             self._mark_when_delivered(entry.id, later)
         elif entry.id:  # id 0: a debug message that never entered the inbox
@@ -270,7 +267,7 @@ class ConversationHandler:
 
     async def _turn(self, entry: InboxEntry, prepared: Prepared) -> list[str]:
         notice = [t(self.language, "auto_reset")] if prepared.decision.reset else []
-        async with self._live(entry.key) as on_text:
+        async with self._live(entry.session) as on_text:
             outcome = await self.engine.call(prepared, on_text)
         shown = (*notice, self._shown(outcome))
         await self.engine.record(
@@ -318,15 +315,15 @@ class ConversationHandler:
 
     # -- delivery -----------------------------------------------------------------------
 
-    async def _deliver(self, key: str, texts: Sequence[str]) -> asyncio.Future[None] | None:
-        outbox = self.outboxes.get(SessionKey.parse(key).channel)
+    async def _deliver(self, key: SessionKey, texts: Sequence[str]) -> asyncio.Future[None] | None:
+        outbox = self.outboxes.get(key.channel)
         if outbox is not None and texts:
             return await outbox.send(key, texts)
         return None
 
     @contextlib.asynccontextmanager
-    async def _working(self, key: str) -> AsyncIterator[None]:
-        outbox = self.outboxes.get(SessionKey.parse(key).channel)
+    async def _working(self, key: SessionKey) -> AsyncIterator[None]:
+        outbox = self.outboxes.get(key.channel)
         if outbox is None:
             yield
             return
@@ -334,8 +331,8 @@ class ConversationHandler:
             yield
 
     @contextlib.asynccontextmanager
-    async def _live(self, key: str) -> AsyncIterator[TextSink | None]:
-        outbox = self.outboxes.get(SessionKey.parse(key).channel)
+    async def _live(self, key: SessionKey) -> AsyncIterator[TextSink | None]:
+        outbox = self.outboxes.get(key.channel)
         if not isinstance(outbox, LiveOutbox):
             yield None
             return

@@ -15,12 +15,13 @@ InboundKind = Literal["text", "unsupported"]
 class Inbound:
     """A message from a user, already converted from the channel's own types.
 
-    `key` is the session key (`telegram:<chat_id>`, `whatsapp:<wa_id>`, `console:<name>`);
+    `key` is the session key, built by the channel adapter (`str(key)` is the stored form:
+    `telegram:<chat_id>`, `whatsapp:<wa_id>`, `console:<name>`);
     `user` is `channel:user_id`, used for operator and allowlist checks; `external_id`
     is the channel's delivery id (Telegram update_id, WhatsApp wamid), unique per key.
     """
 
-    key: str
+    key: SessionKey
     text: str
     external_id: str
     ts: datetime
@@ -29,4 +30,4 @@ class Inbound:
 
     @property
     def channel(self) -> str:
-        return SessionKey.parse(self.key).channel
+        return self.key.channel

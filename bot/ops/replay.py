@@ -34,7 +34,7 @@ from config.settings import Settings
 from memory.engine import Outcome, Prepared
 from memory.policy import Assembly, memory_block
 from memory.tokens import Tokenizer, count_messages, default_tokenizer
-from memory.types import Exchange
+from memory.types import Exchange, SessionKey
 from providers.base import ChatModel, ChatReply, ChatRequest, Message, Usage
 
 DEFAULT_SESSION = "default"
@@ -278,13 +278,14 @@ class _Run:
         if turn.probe:
             await self.probe(turn)
             return
-        app, key = self.app, f"console:{turn.session}"
+        app, where = self.app, SessionKey("console", turn.session)
+        key = str(where)
         history = self.history.setdefault(turn.session, [])
         number = len(history) // 2 + 1
         before = await app.store.episodes(key)
         calls, sent = app.folds.calls, len(self.scripted.requests)
         self.seen, self.scripted.script, self.clock.now = None, turn.reply, turn.ts
-        inbound = Inbound(key, turn.text, f"replay-{turn.session}-{number}", turn.ts, key)
+        inbound = Inbound(where, turn.text, f"replay-{turn.session}-{number}", turn.ts, key)
         shown = await app.handler.handle(inbound)
         await app.folds.drain()
         after = await app.store.episodes(key)

@@ -10,7 +10,7 @@ import pytest
 from config.specs import parse_spec
 from providers.base import RateLimited
 from providers.factory import LOCAL_PLACEHOLDER_KEY, ProviderCredentials, build_chat_model
-from tests.support.llm_loopback import Scripted, loopback_server
+from tests.support.processes.model_api import FakeModel, Scripted
 from tests.support.provider_api import REQUEST, RecordingSleep, golden
 
 
@@ -25,7 +25,8 @@ async def test_openai_adapter_talks_to_a_real_local_server(
     http_client: httpx2.AsyncClient,
 ) -> None:
     """Through base_url and a real socket: path, placeholder key, body and reply all line up."""
-    async with loopback_server(Scripted(200, golden("ollama_completion"))) as server:
+    server = FakeModel([Scripted(200, golden("ollama_completion"))])
+    with server.server:
         creds = ProviderCredentials(openai_base_url=server.base_url)
         model = build_chat_model(parse_spec("openai:llama3.2"), creds, http_client=http_client)
         reply = await model.complete(REQUEST)
@@ -42,7 +43,8 @@ async def test_retry_after_over_a_real_socket(http_client: httpx2.AsyncClient) -
     """A real 429 with retry-after is waited out (injected sleep), then the retry succeeds."""
     limited = Scripted(429, golden("openai_rate_limit"), {"Retry-After": "2"})
     sleep = RecordingSleep()
-    async with loopback_server(limited, Scripted(200, golden("ollama_completion"))) as server:
+    server = FakeModel([limited, Scripted(200, golden("ollama_completion"))])
+    with server.server:
         creds = ProviderCredentials(openai_base_url=server.base_url)
         spec = parse_spec("openai:llama3.2")
         model = build_chat_model(spec, creds, http_client=http_client, sleep=sleep)
@@ -50,13 +52,15 @@ async def test_retry_after_over_a_real_socket(http_client: httpx2.AsyncClient) -
     assert reply.text == "ok"
     assert sleep.delays == [2.0]
     assert len(server.received) == 2
+    assert server.unexpected == []
 
 
 async def test_rate_limit_error_over_a_real_socket(http_client: httpx2.AsyncClient) -> None:
     """When every try is limited the caller gets RateLimited with the server's wait."""
     limited = Scripted(429, golden("openai_rate_limit"), {"Retry-After": "1"})
     sleep = RecordingSleep()
-    async with loopback_server(limited, limited, limited) as server:
+    server = FakeModel([limited, limited, limited])
+    with server.server:
         creds = ProviderCredentials(openai_base_url=server.base_url)
         spec = parse_spec("openai:llama3.2")
         model = build_chat_model(spec, creds, http_client=http_client, sleep=sleep)

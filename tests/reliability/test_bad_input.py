@@ -16,7 +16,6 @@ import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, closing
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +27,10 @@ from structlog.testing import capture_logs
 
 from bot.app import App
 from bot.channels.http import build_http_app
-from bot.conversation.inbound import Inbound
 from bot.conversation.texts import t
 from config.settings import load_settings
 from tests.support.fakes import ScriptedChatModel, respuesta
+from tests.support.inbound import inbound as make_inbound
 from tests.support.telegram import telegram_bot
 from tests.support.whatsapp import FakeGraph, golden
 from tests.support.whatsapp_rig import WhatsAppRig
@@ -84,7 +83,7 @@ async def _converse(tmp: Path, texts: list[str]) -> None:
     try:
         for n, text in enumerate(texts):
             calls = len(model.requests)
-            inbound = Inbound(KEY, text, f"u{n}", datetime.now(UTC), KEY)
+            inbound = make_inbound(KEY, text, f"u{n}")
             replies = await asyncio.wait_for(app.handler.handle(inbound), 10)
             _check_reply(text, replies, model, calls)
             await _check_stored(app, text, model, calls)

@@ -21,10 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.support.bot_api import TOKEN, FakeBotAPI
 from tests.support.processes.db_checks import check_store, inbox_statuses, summary_versions
 from tests.support.processes.model_api import FakeModel
 from tests.support.processes.process import bot_env, reaped, sigkill, spawn, tail
-from tests.support.processes.telegram_api import TOKEN, FakeTelegram
 
 KILLS = int(os.environ.get("VENTANA_SOAK_KILLS") or 10)
 SEED = int(os.environ.get("VENTANA_CRASH_SEED") or 20250607)
@@ -40,7 +40,7 @@ BAD_LOG_EVENTS = ("job_failed", "fold_crashed", "telegram_update_unreadable", "T
 @dataclass
 class Rig:
     tmp: Path
-    telegram: FakeTelegram
+    telegram: FakeBotAPI
     model: FakeModel
     rng: random.Random
 
@@ -104,7 +104,7 @@ class Tally:
 def test_sigkill_under_load_loses_and_doubles_nothing(tmp_path: Path) -> None:
     """Every confirmed update is stored once, answered, and the checkpoint stays behind."""
     rng = random.Random(SEED)
-    telegram, model = FakeTelegram(), FakeModel(seed=SEED)
+    telegram, model = FakeBotAPI(), FakeModel(seed=SEED)
     tally = Tally()
     started = time.monotonic()
     with telegram.server, model.server:
@@ -157,7 +157,7 @@ def _check_after_kill(rig: Rig, generation: int) -> None:
     check_store(rig.db, confirmed, rig.telegram.texts)
 
 
-def _all_answered(telegram: FakeTelegram) -> bool:
+def _all_answered(telegram: FakeBotAPI) -> bool:
     confirmed, _ = telegram.snapshot()
     everything = set(telegram.texts)
     return confirmed == everything and all(telegram.replies_to(u) for u in everything)

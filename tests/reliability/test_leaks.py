@@ -17,18 +17,17 @@ import subprocess
 import time
 import urllib.request
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from bot.app import App
 from bot.channels.whatsapp.webhook import sign
-from bot.conversation.inbound import Inbound
 from config.settings import load_settings
 from providers.base import ChatReply, ChatRequest, Usage
+from tests.support.bot_api import FakeBotAPI
+from tests.support.inbound import inbound as make_inbound
 from tests.support.processes.model_api import FakeModel
 from tests.support.processes.process import bot_env, reaped, spawn, tail
-from tests.support.processes.telegram_api import FakeTelegram
 from tests.support.whatsapp import FakeGraph
 
 KEYS = {"telegram:123": "TGA", "whatsapp:123": "WAA", "telegram:124": "TGB", "console:123": "COA"}
@@ -78,7 +77,7 @@ async def test_keys_never_see_each_other(tmp_path: Path) -> None:
         user = key if not key.startswith("telegram:124") else "telegram:124"
         for n in range(TURNS):
             text = f"Soy {mark}-{n}: mi pedido es #{mark}{n}, correo {mark.lower()}{n}@x.com"
-            inbound = Inbound(key, text, f"{mark}{n}", datetime.now(UTC), user)
+            inbound = make_inbound(key, text, f"{mark}{n}", user)
             replies[key] += await app.handler.handle(inbound)
 
     try:
@@ -86,9 +85,8 @@ async def test_keys_never_see_each_other(tmp_path: Path) -> None:
         await app.folds.drain()
         for key, mark in KEYS.items():
             assert all(markers(r) == {mark} for r in replies[key]), (key, replies[key])
-            summary_reply = await app.handler.handle(
-                Inbound(key, "/summary", f"{mark}-summary", datetime.now(UTC), key)
-            )
+            summary = make_inbound(key, "/summary", f"{mark}-summary")
+            summary_reply = await app.handler.handle(summary)
             assert markers("\n".join(summary_reply)) <= {mark}
             exported = json.dumps(await app.store.export(key), ensure_ascii=False)
             assert markers(exported) == {mark}, key
@@ -176,7 +174,7 @@ def _assert_log_clean(log: Path, *, expect_events: set[str]) -> None:
 
 def test_run_logs_neither_secrets_nor_bodies(tmp_path: Path) -> None:
     """`ventana run` with Telegram and WhatsApp, faults included, at info level."""
-    telegram = FakeTelegram(token=SECRETS["TELEGRAM_BOT_TOKEN"], fail_send={2: 502})
+    telegram = FakeBotAPI(token=SECRETS["TELEGRAM_BOT_TOKEN"], fail_send={2: 502})
     model = FakeModel(seed=7, faults={1: 429, 3: 500, 4: 500, 5: 500})
     graph = FakeGraph(phone_id="1065403")
     graph_server = graph.serve()

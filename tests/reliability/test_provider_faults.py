@@ -18,23 +18,18 @@ import pytest
 from bot.conversation.texts import t
 from providers.base import ChatModel
 from tests.support.processes.provider_rig import (
-    ANTHROPIC,
     DEADLINE_S,
-    OPENAI,
     Chat,
-    FakeProvider,
-    FastSleep,
-    Flavor,
     Step,
     adapter,
     answer,
     app_with,
+    fake_provider,
     hang,
     read_timeout,
     settings_for,
 )
-
-FLAVORS = [pytest.param(ANTHROPIC, id="anthropic"), pytest.param(OPENAI, id="openai")]
+from tests.support.provider_api import ANTHROPIC, FLAVORS, FakeAPI, Flavor, RecordingSleep
 
 
 def rate_limited(flavor: Flavor, seconds: str = "2") -> Step:
@@ -60,14 +55,14 @@ def wrong_shape(flavor: Flavor) -> Step:
 
 @dataclass
 class ChatRig:
-    fake: FakeProvider
-    sleep: FastSleep
+    fake: FakeAPI
+    sleep: RecordingSleep
     model: ChatModel
 
 
 def chat_rig(flavor: Flavor, *script: Step, forever: Step | None = None) -> ChatRig:
     """The real adapter for `flavor` over a scripted transport, with instant retry waits."""
-    fake, sleep = FakeProvider(flavor, list(script), forever), FastSleep()
+    fake, sleep = fake_provider(flavor, script, forever), RecordingSleep()
     return ChatRig(fake, sleep, adapter(flavor.spec, fake, sleep, DEADLINE_S))
 
 
@@ -207,9 +202,9 @@ def server_error(flavor: Flavor) -> Step:
 
 
 async def _fold_rig(tmp: Path, flavor: Flavor, failure: Step):  # type: ignore[no-untyped-def]
-    chat_fake = FakeProvider(flavor)
-    summary_fake = FakeProvider(flavor, forever=failure)
-    sleep = FastSleep()
+    chat_fake = fake_provider(flavor)
+    summary_fake = fake_provider(flavor, forever=failure)
+    sleep = RecordingSleep()
     chat_model = adapter(flavor.spec, chat_fake, sleep, DEADLINE_S)
     # As `bot.app.build_models` does: folds run off the reply path with a longer deadline.
     summary_model = adapter(flavor.spec, summary_fake, sleep, max(DEADLINE_S, 60.0))

@@ -27,12 +27,14 @@ def respuesta(request: ChatRequest) -> str:
 
 @dataclass
 class ScriptedChatModel:
-    """The one scripted chat model: answers from a script (text, or a ProviderError to
-    raise), then from `replies` (by the last message), then `reply(request)`, else
-    `"<default> <n>"` (distinct, so never a repeat: noise). Records every request; can
-    wait on a `gate`, sleep `delay` seconds, or run `on_call` first."""
+    """The one scripted chat model: answers from a script (text, a whole ChatReply, or a
+    ProviderError to raise), then from `replies` (by the last message), then
+    `reply(request)`, else `"<default> <n>"` (distinct, so never a repeat: noise), or,
+    when `strict`, fails the test. Records every request; can wait on a `gate`, sleep
+    `delay` seconds, or run `on_call` first. Replies name `model` (default: `name`) and
+    carry `usage`, or `usage_of(n)` for the n-th call."""
 
-    script: list[str | ProviderError] = field(default_factory=list)
+    script: list[str | ChatReply | ProviderError] = field(default_factory=list)
     default: str = "ok"
     name: str = "scripted"
     stop_reason: StopReason = "end"
@@ -43,6 +45,9 @@ class ScriptedChatModel:
     reply: Callable[[ChatRequest], str] | None = None
     replies: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    strict: bool = False
+    model: str | None = None
+    usage_of: Callable[[int], Usage] | None = None
 
     async def complete(self, request: ChatRequest) -> ChatReply:
         self.requests.append(request)
@@ -57,9 +62,13 @@ class ScriptedChatModel:
         item = self.script.pop(0) if self.script else self._unscripted(request)
         if isinstance(item, ProviderError):
             raise item
-        return ChatReply(item, self.stop_reason, self.usage, self.name)
+        if isinstance(item, ChatReply):
+            return item
+        usage = self.usage_of(len(self.requests)) if self.usage_of else self.usage
+        return ChatReply(item, self.stop_reason, usage, self.model or self.name)
 
     def _unscripted(self, request: ChatRequest) -> str:
+        assert not self.strict, "unexpected extra model call"
         if last_message(request) in self.replies:
             return self.replies[last_message(request)]
         if self.reply is not None:

@@ -37,6 +37,15 @@ class WhatsAppRig:
         await rig.channel.start()
         return rig
 
+    @classmethod
+    async def restart(cls, db: Path, graph: FakeGraph, model: ChatModel) -> None:
+        """A next start on the same database: recover, settle, stop."""
+        rig = await cls.open(db, graph, model)
+        try:
+            await rig.settle()
+        finally:
+            await rig.aclose()
+
     async def _sleep(self, delay: float) -> None:
         self.sleeps.append(delay)
 
@@ -47,6 +56,11 @@ class WhatsAppRig:
         if signature is not None:
             headers["X-Hub-Signature-256"] = signature
         return await self.client.post("/whatsapp/webhook", content=body, headers=headers)
+
+    async def deliver(self, body: bytes) -> None:
+        """Post a signed body as Meta does, expect its 200, and wait until it is handled."""
+        assert (await self.post(body)).status_code == 200
+        await self.settle()
 
     async def settle(self) -> None:
         """Wait until every queued turn has been answered and delivered."""

@@ -81,9 +81,8 @@ def to_inbound(update: Update, me: BotIdentity, group_mode: str) -> Inbound | No
             return None
         text = strip_mention(text, me.username)
     user_id = message.from_user.id
-    key = f"telegram:{message.chat.id}"
-    if group and group_mode == "per_user":
-        key = f"{key}:{user_id}"
+    member = str(user_id) if group and group_mode == "per_user" else None
+    key = SessionKey("telegram", str(message.chat.id), member)
     ts = message.date.astimezone(UTC) if message.date else datetime.now(UTC)
     return Inbound(key, text, str(update.update_id), ts, f"telegram:{user_id}", kind)
 
@@ -114,9 +113,9 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def chat_id(key: str) -> int:
+def chat_id(key: SessionKey) -> int:
     """`telegram:<chat_id>[:<user_id>]` → chat_id."""
-    return int(SessionKey.parse(key).chat)
+    return int(key.chat)
 
 
 def strip_mention(text: str, username: str) -> str:

@@ -18,6 +18,7 @@ from telegram.warnings import PTBDeprecationWarning
 from bot.channels.telegram.convert import chat_id
 from bot.channels.telegram.markup import Chunk, telegram_chunks
 from bot.channels.telegram.stream import DRAFT_EVERY_S, draft_stream
+from memory.types import SessionKey
 from providers.streaming import TextSink
 
 log = structlog.get_logger(__name__)
@@ -45,7 +46,7 @@ class TelegramOutbox:
         self.typing_every = typing_every
         self.max_retry_after = max_retry_after
 
-    async def send(self, key: str, texts: Sequence[str]) -> None:
+    async def send(self, key: SessionKey, texts: Sequence[str]) -> None:
         """Send each text, its Markdown rendered as entities (no parse mode; plain text when
         it cannot be rendered or Telegram refuses the entities), split to the limit.
 
@@ -62,10 +63,10 @@ class TelegramOutbox:
                 try:
                     await self._send_formatted(target, chunk)
                 except Forbidden:
-                    log.info("telegram_blocked", key=key)
+                    log.info("telegram_blocked", key=str(key))
                     return
                 except BadRequest as exc:
-                    log.warning("telegram_send_rejected", key=key, error=exc.message)
+                    log.warning("telegram_send_rejected", key=str(key), error=exc.message)
                     return
 
     async def _send_formatted(self, target: int, chunk: Chunk) -> None:
@@ -90,7 +91,7 @@ class TelegramOutbox:
                 await asyncio.sleep(delay)
 
     @contextlib.asynccontextmanager
-    async def live(self, key: str) -> AsyncIterator[TextSink | None]:
+    async def live(self, key: SessionKey) -> AsyncIterator[TextSink | None]:
         """Where the reply goes while it is written: a draft in a private chat, nowhere
         in a group (see `stream.py` for why) or with streaming off."""
         target = _target(key)
@@ -101,7 +102,7 @@ class TelegramOutbox:
             yield stream.show
 
     @contextlib.asynccontextmanager
-    async def working(self, key: str) -> AsyncIterator[None]:
+    async def working(self, key: SessionKey) -> AsyncIterator[None]:
         """Show "typing…" in the chat until the block exits."""
         target = _target(key)
         if target is None:
@@ -125,7 +126,7 @@ class TelegramOutbox:
             await asyncio.sleep(self.typing_every)
 
 
-def _target(key: str) -> int | None:
+def _target(key: SessionKey) -> int | None:
     try:
         return chat_id(key)
     except (ValueError, IndexError):

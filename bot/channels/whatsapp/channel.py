@@ -82,7 +82,7 @@ class WhatsAppChannel:
             sleep=sleep,
         )
         self._sleep = sleep
-        self._later: dict[str, LaterDelivery] = {}  # chats with a send retrying (bounded)
+        self._later: dict[SessionKey, LaterDelivery] = {}  # chats with a send retrying (bounded)
         app.handler.register(CHANNEL, self)
 
     # -- webhook ------------------------------------------------------------------------
@@ -155,7 +155,7 @@ class WhatsAppChannel:
 
     # -- outbox -------------------------------------------------------------------------
 
-    async def send(self, key: str, texts: Sequence[str]) -> asyncio.Future[None] | None:
+    async def send(self, key: SessionKey, texts: Sequence[str]) -> asyncio.Future[None] | None:
         """Each text in WhatsApp markup, split at 4096 characters; stops at the first
         permanent refusal.
 
@@ -167,7 +167,7 @@ class WhatsAppChannel:
         chunks = [chunk for text in texts for chunk in split_text(to_whatsapp(text))]
         if key in self._later:
             return self._later[key].add(chunks)
-        wa_id = SessionKey.parse(key).chat
+        wa_id = key.chat
         for n, chunk in enumerate(chunks):
             try:
                 if not await self.graph.send_chunk(wa_id, chunk, retries=0):
@@ -176,16 +176,16 @@ class WhatsAppChannel:
                 return self._retry_later(key, chunks[n:])
         return None
 
-    def _retry_later(self, key: str, chunks: list[str]) -> asyncio.Future[None]:
-        later = LaterDelivery(self.graph, SessionKey.parse(key).chat, self._sleep)
+    def _retry_later(self, key: SessionKey, chunks: list[str]) -> asyncio.Future[None]:
+        later = LaterDelivery(self.graph, key.chat, self._sleep)
         self._later[key] = later
         future = later.add(chunks)
         later.task.add_done_callback(lambda _: self._later.pop(key, None))
-        log.info("whatsapp_send_deferred", key=key, chunks=len(chunks))
+        log.info("whatsapp_send_deferred", key=str(key), chunks=len(chunks))
         return future
 
     @contextlib.asynccontextmanager
-    async def working(self, key: str) -> AsyncIterator[None]:
+    async def working(self, key: SessionKey) -> AsyncIterator[None]:
         yield
 
     # -- lifecycle ----------------------------------------------------------------------

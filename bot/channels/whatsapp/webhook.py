@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeGuard
 
 from bot.conversation.inbound import Inbound
+from memory.types import SessionKey
 
 SIGNATURE_PREFIX = "sha256="
 UNKNOWN_KEY = "whatsapp:unknown"  # where malformed input without a valid sender is recorded
@@ -152,12 +153,12 @@ def _inbound(message: dict[str, Any], received_at: datetime | None) -> Inbound |
         return "from is not a WhatsApp id"
     if not _is_id(wamid):
         return "id is missing or not a string"
-    key = f"whatsapp:{wa_id}"
+    key = SessionKey("whatsapp", wa_id)
     ts = _timestamp(message.get("timestamp"), received_at)
     text = _text_of(message)
     if text is None:
-        return Inbound(key, "", wamid, ts, key, kind="unsupported")
-    return Inbound(key, text, wamid, ts, key)
+        return Inbound(key, "", wamid, ts, str(key), kind="unsupported")
+    return Inbound(key, text, wamid, ts, str(key))
 
 
 def _text_of(message: dict[str, Any]) -> str | None:

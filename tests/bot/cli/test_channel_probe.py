@@ -11,9 +11,7 @@ from pydantic import SecretStr
 from bot.cli.channel_probe import check_channels
 from config.settings import Settings
 from tests.bot.cli.test_cli import _run
-from tests.support.processes.telegram_api import TOKEN as LOOP_TOKEN
-from tests.support.processes.telegram_api import FakeTelegram
-from tests.support.telegram import BOT_USERNAME, TOKEN, FakeBotAPI
+from tests.support.bot_api import BOT_USERNAME, TOKEN, FakeBotAPI
 
 GRAPH = "http://graph.test/v21.0"
 WA = {
@@ -123,10 +121,10 @@ async def test_console_only_has_no_channel_checks() -> None:
 def test_doctor_live_checks_telegram_end_to_end(tmp_path: Path) -> None:
     """`doctor --live` against a loopback Bot API: ok with the bot's name; a wrong token
     fails the doctor (exit 1) without printing the token."""
-    telegram = FakeTelegram()
+    telegram = FakeBotAPI()
     with telegram.server:
         base = telegram.base_url(1)
-        good = _run(["doctor", "--live"], tmp_path, TELEGRAM_BOT_TOKEN=LOOP_TOKEN,
+        good = _run(["doctor", "--live"], tmp_path, TELEGRAM_BOT_TOKEN=TOKEN,
                     TELEGRAM_BASE_URL=base)  # fmt: skip
         bad = _run(["doctor", "--live"], tmp_path, TELEGRAM_BOT_TOKEN="999:WRONG-secret",
                    TELEGRAM_BASE_URL=base)  # fmt: skip

@@ -11,7 +11,6 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -19,9 +18,9 @@ import structlog
 
 from bot.app import App
 from bot.cli.main import main
-from bot.conversation.inbound import Inbound
 from config.settings import Settings, load_settings
 from tests.bot.cli.test_cli import _env, _run
+from tests.support.inbound import inbound as make_inbound
 
 LONG_KEY = "console:" + "a-very-long-session-name-" * 5 + "end"
 
@@ -48,7 +47,7 @@ async def _say(key: str, *texts: str) -> None:
     app = await App.build(load_settings())
     try:
         for n, text in enumerate(texts):
-            await app.handler.handle(Inbound(key, text, f"{key}-{n}", datetime.now(UTC), key))
+            await app.handler.handle(make_inbound(key, text, f"{key}-{n}"))
         await app.folds.drain()
     finally:
         await app.aclose()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import UTC, datetime
 from itertools import count
 from pathlib import Path
 from typing import Any
@@ -15,13 +14,14 @@ from bot.conversation.inbound import Inbound
 from config.settings import load_settings
 from providers.offline import OfflineChatModel
 from tests.support.fakes import ScriptedChatModel
+from tests.support.inbound import inbound as make_inbound
 
 _ids = count(1)
 MakeApp = Callable[..., Awaitable[App]]
 
 
 def inbound(key: str, text: str, *, user: str | None = None, ext: str | None = None) -> Inbound:
-    return Inbound(key, text, ext or f"m{next(_ids)}", datetime.now(UTC), user or key)
+    return make_inbound(key, text, ext or f"m{next(_ids)}", user)
 
 
 @pytest.fixture

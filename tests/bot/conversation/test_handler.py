@@ -12,6 +12,7 @@ from pathlib import Path
 
 from bot.channels.console import run_console
 from bot.conversation.texts import t
+from memory.types import SessionKey
 from providers.base import ChatRequest
 from providers.offline import OfflineChatModel
 from tests.bot.conversation.conftest import MakeApp, inbound
@@ -77,11 +78,11 @@ async def test_redelivery_while_the_done_mark_is_uncommitted_is_not_sent_again(
     sent: list[str] = []
 
     class Outbox:
-        async def send(self, key: str, texts: Sequence[str]) -> None:
+        async def send(self, key: SessionKey, texts: Sequence[str]) -> None:
             sent.extend(texts)
             await app.store._lock.acquire()  # the writer is busy: the mark must wait
 
-        def working(self, key: str) -> contextlib.AbstractAsyncContextManager[None]:
+        def working(self, key: SessionKey) -> contextlib.AbstractAsyncContextManager[None]:
             return contextlib.nullcontext()
 
     app.handler.register("console", Outbox())
@@ -201,10 +202,10 @@ class _Collect:
     def __init__(self, sink: list[str]) -> None:
         self.sink = sink
 
-    async def send(self, key: str, texts: Sequence[str]) -> None:
+    async def send(self, key: SessionKey, texts: Sequence[str]) -> None:
         self.sink.extend(texts)
 
-    def working(self, key: str) -> contextlib.nullcontext[None]:
+    def working(self, key: SessionKey) -> contextlib.nullcontext[None]:
         return contextlib.nullcontext()
 
 
@@ -263,7 +264,7 @@ async def test_redelivery_resumes_an_entry_whose_intake_was_interrupted(
     app = await make_app(model)
     msg = inbound("telegram:8", "hola", ext="upd-1")
     # The first delivery committed its row, then its caller was cancelled before queueing.
-    await app.store.inbox_add(msg.key, msg.external_id, msg.user, "text", msg.text, msg.ts)
+    await app.store.inbox_add(str(msg.key), msg.external_id, msg.user, "text", msg.text, msg.ts)
     replies = await app.handler.handle(msg)
     assert len(replies) == 1
     assert len(model.requests) == 1

@@ -6,20 +6,19 @@ import asyncio
 import json
 import subprocess
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from bot.app import App
 from bot.cli.main import main
-from bot.conversation.inbound import Inbound
 from tests.bot.ops.conftest import (
     conversation,
     make_settings,
     recording_model,
     write_transcript,
 )
+from tests.support.inbound import inbound as make_inbound
 
 ROOT = Path(__file__).resolve().parents[3]
 CONTRACT = ROOT.parent / "shared" / "contract" / "check_replay_contract.py"
@@ -32,7 +31,7 @@ async def _populate(tmp_path: Path) -> None:
     try:
         for n in range(1, 8):
             text = f"Pedido #PED-{n}00 por {n}5,00 €" if n != 5 else "/reset"
-            await app.handler.handle(Inbound(KEY, text, f"u{n}", datetime.now(UTC), KEY))
+            await app.handler.handle(make_inbound(KEY, text, f"u{n}"))
             await app.folds.drain()
     finally:
         await app.aclose()

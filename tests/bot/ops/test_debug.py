@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -18,12 +17,13 @@ from memory.store.sqlite.store import SQLiteStore
 from tests.bot.ops.conftest import recording_model
 from tests.memory import test_carry_over as carry
 from tests.support.fakes import ScriptedChatModel
+from tests.support.inbound import inbound as make_inbound
 
 KEY, OPERATOR, STRANGER = "telegram:42", "telegram:42", "telegram:99"
 
 
 def inbound(text: str, n: int, *, key: str = KEY, user: str = OPERATOR) -> Inbound:
-    return Inbound(key, text, f"u{n}", datetime.now(UTC), user)
+    return make_inbound(key, text, f"u{n}", user)
 
 
 @pytest.fixture

@@ -159,19 +159,46 @@ def test_cap_drops_least_valuable_first() -> None:
     assert kept == [Fact("id", "#4821")]
 
 
-def test_cap_within_a_kind_drops_oldest_first() -> None:
-    """Among state values of one kind, the earliest is dropped first (latest state wins)."""
-    facts = [Fact("time", "9:00"), Fact("time", "14:30")]
-    kept, dropped = cap_key_facts(facts, len("- 14:30"), _one_token_per_char)
-    assert (kept, dropped) == ([Fact("time", "14:30")], [Fact("time", "9:00")])
+_PINNED_AMOUNT = Fact("amount", "1.250,50 €")
 
 
-def test_cap_keeps_the_earliest_identity_facts() -> None:
-    """Among ids and contacts, the first given survive: the account number of message 3."""
-    facts = [Fact("id", "#4821"), Fact("phone", "+34 612 345 678"), Fact("id", "#9999")]
-    budget = len("- #4821") + len("- +34 612 345 678")
-    kept, dropped = cap_key_facts(facts, budget, _one_token_per_char)
-    assert (kept, dropped) == (facts[:2], [Fact("id", "#9999")])
+@pytest.mark.parametrize(
+    ("facts", "kept", "pinned"),
+    [
+        pytest.param(
+            [Fact("time", "9:00"), Fact("time", "14:30")],
+            [Fact("time", "14:30")],
+            frozenset(),
+            id="within-a-kind-the-latest-state-wins",
+        ),
+        pytest.param(
+            [Fact("id", "#4821"), Fact("phone", "+34 612 345 678"), Fact("id", "#9999")],
+            [Fact("id", "#4821"), Fact("phone", "+34 612 345 678")],
+            frozenset(),
+            id="the-earliest-ids-and-contacts-survive",
+        ),
+        pytest.param(
+            [Fact("id", "239"), Fact("id", "TRK-5590217")],
+            [Fact("id", "TRK-5590217")],
+            frozenset(),
+            id="bare-number-ids-go-before-structured-ones",
+        ),
+        pytest.param(
+            [Fact("id", "FAC-1"), _PINNED_AMOUNT, Fact("id", "FAC-2")],
+            [Fact("id", "FAC-1"), _PINNED_AMOUNT],
+            frozenset({_PINNED_AMOUNT}),
+            id="an-opening-amount-pinned-outranks-later-ids",
+        ),
+    ],
+)
+def test_cap_choices_when_it_binds(
+    facts: list[Fact], kept: list[Fact], pinned: frozenset[Fact]
+) -> None:
+    """With room for exactly `kept`, the cap keeps them and drops the rest, in order:
+    latest state of a kind, first ids and contacts, structured ids, pinned facts."""
+    budget = sum(len(f"- {f.value}") for f in kept)
+    got = cap_key_facts(facts, budget, _one_token_per_char, pinned)
+    assert got == (kept, [f for f in facts if f not in kept])
 
 
 def test_cap_with_room_keeps_everything() -> None:
@@ -238,23 +265,6 @@ def test_postcodes_with_their_city_or_label(text: str, expected: list[str]) -> N
 def test_a_rendered_key_fact_extracts_back_to_itself(fact: Fact) -> None:
     """Key-facts lines survive the next fold: each line is recognised as the same fact."""
     assert fact in extract_facts(render_fact(fact))
-
-
-def test_bare_number_ids_go_before_structured_ones() -> None:
-    """'seguimiento 239' yields before 'TRK-5590217' when the cap forces a choice."""
-    facts = [Fact("id", "239"), Fact("id", "TRK-5590217")]
-    kept, dropped = cap_key_facts(facts, len("- TRK-5590217"), _one_token_per_char)
-    assert (kept, dropped) == ([Fact("id", "TRK-5590217")], [Fact("id", "239")])
-
-
-def test_pinned_facts_are_dropped_last() -> None:
-    """An amount from the opening outranks later identifiers when the cap binds."""
-    facts = [Fact("id", "FAC-1"), Fact("amount", "1.250,50 €"), Fact("id", "FAC-2")]
-    budget = len("- 1.250,50 €") + len("- FAC-1")
-    pinned = frozenset({Fact("amount", "1.250,50 €")})
-    kept, dropped = cap_key_facts(facts, budget, _one_token_per_char, pinned)
-    assert kept == [Fact("id", "FAC-1"), Fact("amount", "1.250,50 €")]
-    assert dropped == [Fact("id", "FAC-2")]
 
 
 _FACT_PIECES = (

@@ -14,26 +14,11 @@ from memory.topic.decide import (
     parse_llm_verdict,
 )
 from memory.types import TopicDecision
-from providers.base import ChatReply, ChatRequest, Overloaded, ProviderError
+from providers.base import Overloaded
 from tests.memory.topic.topic_tickets import (
     context,
 )
-
-
-class ScriptedChatModel:
-    """Returns a fixed text (or raises) and records every request."""
-
-    def __init__(self, text: str = "", error: ProviderError | None = None) -> None:
-        self.name = "scripted"
-        self.text = text
-        self.error = error
-        self.requests: list[ChatRequest] = []
-
-    async def complete(self, request: ChatRequest) -> ChatReply:
-        self.requests.append(request)
-        if self.error is not None:
-            raise self.error
-        return ChatReply(text=self.text, model=self.name)
+from tests.support.fakes import ScriptedChatModel
 
 
 def _verdict(same: bool, closed: bool = False, confidence: float = 0.9) -> str:
@@ -52,7 +37,7 @@ CLOSED_THEN_BILLING = context(
 
 async def test_off_mode_never_resets() -> None:
     """'off' continues even for a closed case, a billing switch and idle silence."""
-    decision = await decide("off", CLOSED_THEN_BILLING, ScriptedChatModel(_verdict(False)))
+    decision = await decide("off", CLOSED_THEN_BILLING, ScriptedChatModel([_verdict(False)]))
     assert decision.action == "continue"
 
 
@@ -73,7 +58,7 @@ async def test_off_mode_never_resets() -> None:
 )
 async def test_llm_mode_reads_the_verdict(text: str, action: str, reason: str) -> None:
     """A confident 'not the same case' resets; anything else, malformed included, continues."""
-    model = ScriptedChatModel(text)
+    model = ScriptedChatModel([text])
     ctx = replace(CLOSED_THEN_BILLING, idle_reset_hours=0)
     decision = await decide("llm", ctx, model)
     assert (decision.action, decision.reason) == (action, reason)
@@ -87,7 +72,7 @@ async def test_llm_mode_reads_the_verdict(text: str, action: str, reason: str) -
 
 async def test_llm_mode_provider_error_continues() -> None:
     """A ProviderError from the model continues and names the error kind."""
-    model = ScriptedChatModel(error=Overloaded("busy"))
+    model = ScriptedChatModel([Overloaded("busy")])
     ctx = replace(CLOSED_THEN_BILLING, idle_reset_hours=0)
     decision = await detect_llm(model, ctx)
     assert (decision.action, decision.reason) == ("continue", "llm_error")
@@ -96,7 +81,7 @@ async def test_llm_mode_provider_error_continues() -> None:
 
 async def test_llm_mode_idle_is_decided_before_any_call() -> None:
     """Idle silence resets in llm mode without calling the model."""
-    model = ScriptedChatModel(_verdict(True))
+    model = ScriptedChatModel([_verdict(True)])
     decision = await decide("llm", CLOSED_THEN_BILLING, model)
     assert (decision.action, decision.reason) == ("reset", "idle")
     assert model.requests == []

@@ -54,42 +54,59 @@ def _session(*turns: tuple[str, str, float, str]) -> Session:
     )
 
 
-def test_a_return_days_later_to_the_same_order_continues() -> None:
-    """Days of silence, then the same order number: the case goes on."""
-    session = _session(
-        ("El pedido 55102 llegó roto.", "Tramito la devolución del 55102.", 0, ""),
-        ("¿Cuándo recogen?", "Mañana por la tarde.", 0.1, ""),
-        ("Hola, ¿hay novedades del pedido 55102?", "Sale hoy el nuevo.", 72, ""),
-    )
-    assert predict(session, heuristic) == [False, False, False]
-
-
-def test_a_return_days_later_with_a_new_problem_resets() -> None:
-    """Days of silence, then a new problem sharing nothing with the case: a new episode."""
-    session = _session(
-        ("El router se reinicia solo.", "He actualizado el firmware del router.", 0, ""),
-        ("Ya va bien, gracias.", "Perfecto.", 0.1, ""),
-        ("Hola, ahora tengo una queja con la factura de marzo.", "La reviso.", 96, ""),
-    )
-    assert predict(session, heuristic) == [False, False, True]
-
-
-def test_an_explicit_change_that_names_the_cases_order_continues() -> None:
-    """'Otro asunto' about the same order number is still tied to the open case."""
-    session = _session(
-        ("El pedido 77310 no llega.", "Lo reviso: sale hoy.", 0, ""),
-        ("Otro asunto sobre el pedido 77310: ¿puedo cambiar la dirección?", "Sí.", 0.1, ""),
-    )
-    assert predict(session, heuristic) == [False, False]
-
-
-def test_an_agent_promising_a_resolution_closes_nothing() -> None:
-    """'Queremos dejarlo resuelto' in a reply is no closure: the next message continues."""
-    session = _session(
-        ("La pantalla parpadea.", "Queremos dejarlo resuelto del todo, no con un apaño.", 0, ""),
-        ("Parpadea sobre todo con poco brillo, desde el primer día.", "Anotado.", 0.1, ""),
-    )
-    assert predict(session, heuristic) == [False, False]
+@pytest.mark.parametrize(
+    ("turns", "resets"),
+    [
+        pytest.param(
+            [
+                ("El pedido 55102 llegó roto.", "Tramito la devolución del 55102.", 0, ""),
+                ("¿Cuándo recogen?", "Mañana por la tarde.", 0.1, ""),
+                ("Hola, ¿hay novedades del pedido 55102?", "Sale hoy el nuevo.", 72, ""),
+            ],
+            [False, False, False],
+            id="a-return-days-later-to-the-same-order-continues",
+        ),
+        pytest.param(
+            [
+                ("El router se reinicia solo.", "He actualizado el firmware del router.", 0, ""),
+                ("Ya va bien, gracias.", "Perfecto.", 0.1, ""),
+                ("Hola, ahora tengo una queja con la factura de marzo.", "La reviso.", 96, ""),
+            ],
+            [False, False, True],
+            id="a-return-days-later-with-a-new-problem-resets",
+        ),
+        pytest.param(
+            [
+                ("El pedido 77310 no llega.", "Lo reviso: sale hoy.", 0, ""),
+                (
+                    "Otro asunto sobre el pedido 77310: ¿puedo cambiar la dirección?",
+                    "Sí.",
+                    0.1,
+                    "",
+                ),
+            ],
+            [False, False],
+            id="an-explicit-change-naming-the-cases-order-continues",
+        ),
+        pytest.param(
+            [
+                (
+                    "La pantalla parpadea.",
+                    "Queremos dejarlo resuelto del todo, no con un apaño.",
+                    0,
+                    "",
+                ),
+                ("Parpadea sobre todo con poco brillo, desde el primer día.", "Anotado.", 0.1, ""),
+            ],
+            [False, False],
+            id="an-agent-promising-a-resolution-closes-nothing",
+        ),
+    ],
+)
+def test_support_case_turns(turns: list[tuple[str, str, float, str]], resets: list[bool]) -> None:
+    """Days of silence, 'otro asunto' or a promised fix decide nothing alone: the same
+    order continues the case, a new problem sharing nothing with it is a new episode."""
+    assert predict(_session(*turns), heuristic) == resets
 
 
 def test_the_long_support_case_never_resets() -> None:

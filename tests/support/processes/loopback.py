@@ -1,4 +1,5 @@
-"""A threaded HTTP/1.1 server on 127.0.0.1 that routes requests to a Python callable.
+"""The one loopback HTTP server of the tests: threaded HTTP/1.1 on 127.0.0.1, routing
+requests to a Python callable and recording each one (`received`).
 
 Each connection gets a daemon thread, so a client killed with SIGKILL only ends its own
 thread. `stop()` shuts the listener down; nothing outlives the test.
@@ -10,6 +11,7 @@ import json
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -19,12 +21,23 @@ Reply = tuple[int, Any, dict[str, str]]
 Route = Callable[[str, str, dict[str, str], Any], Reply]
 
 
+@dataclass(frozen=True)
+class Received:
+    """One request as it arrived: header names in lower case, the JSON body parsed."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
 class LoopbackServer:
     """Serves `route` on an ephemeral loopback port until `stop()`."""
 
     def __init__(self, route: Route) -> None:
         self.route = route
         self.errors: list[str] = []  # exceptions raised by `route`: a bug in the fake
+        self.received: list[Received] = []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -53,6 +66,8 @@ class LoopbackServer:
                         body = json.loads(raw)
                     except ValueError:
                         body = raw
+                heads = {name.lower(): value for name, value in self.headers.items()}
+                server.received.append(Received(self.command, url.path, heads, body))
                 try:
                     status, payload, headers = server.route(self.command, url.path, params, body)
                 except Exception as exc:  # keep serving; the test reports it

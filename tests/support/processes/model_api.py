@@ -1,8 +1,10 @@
-"""A fake OpenAI-compatible Chat Completions server on loopback.
+"""The one loopback LLM server: a fake OpenAI-compatible Chat Completions endpoint.
 
-A chat request is answered with a reply that names the user message (`u<update_id>`), a
-fold request (one with a `<transcript>` block) with a short summary that keeps every
-`#id` of the previous summary and the transcript. Latency is small and seeded.
+Scripted (`script=[Scripted(...)]`), it answers each request with the next scripted
+status, body and headers; an unscripted request is a failure. Otherwise a chat request is
+answered with a reply that names the user message (`u<update_id>`), a fold request (one
+with a `<transcript>` block) with a short summary that keeps every `#id` of the previous
+summary and the transcript. Latency is small and seeded; `faults` fail chosen calls.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.support.processes.loopback import LoopbackServer, Reply
+from tests.support.processes.loopback import LoopbackServer, Received, Reply
 
 PATH = "/v1/chat/completions"
 _MARKER = re.compile(r"\bu\d+\b")
@@ -22,8 +24,16 @@ _IDS = re.compile(r"#\d+")
 _PREVIOUS = re.compile(r"<previous_summary>\n(.*?)\n</previous_summary>", re.DOTALL)
 
 
+@dataclass(frozen=True)
+class Scripted:
+    status: int
+    body: Any
+    headers: dict[str, str] = field(default_factory=dict)
+
+
 @dataclass
 class FakeModel:
+    script: list[Scripted] | None = None
     seed: int = 0
     min_latency: float = 0.005
     max_latency: float = 0.06
@@ -43,6 +53,10 @@ class FakeModel:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.server.port}/v1"
 
+    @property
+    def received(self) -> list[Received]:
+        return self.server.received
+
     def _route(self, verb: str, path: str, _params: dict[str, str], body: Any) -> Reply:
         if verb != "POST" or path != PATH or not isinstance(body, dict):
             with self._lock:
@@ -58,10 +72,20 @@ class FakeModel:
             time.sleep(delay)
             if fault is not None:
                 return fault, _error(fault), {"retry-after": "0"} if fault == 429 else {}
+            if self.script is not None:
+                return self._scripted(verb, path)
             return 200, self._completion(body), {}
         finally:
             with self._lock:
                 self.in_flight -= 1
+
+    def _scripted(self, verb: str, path: str) -> Reply:
+        with self._lock:
+            if not self.script:
+                self.unexpected.append(f"{verb} {path} (unscripted)")
+                return 599, {"error": "unscripted"}, {}
+            reply = self.script.pop(0)
+        return reply.status, reply.body, reply.headers
 
     def _completion(self, body: dict[str, Any]) -> dict[str, Any]:
         messages = body["messages"]

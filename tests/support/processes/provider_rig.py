@@ -1,95 +1,35 @@
 """The real OpenAI and Anthropic adapters inside a real `App`, over `httpx2.MockTransport`.
 
-`FakeProvider` serves one provider's route: scripted steps first (error answers, broken
-bodies, hangs), then a normal reply naming the user's message. Any other request is
-recorded and fails the test.
+`fake_provider` is the one scripted endpoint (`tests/support/provider_api.FakeAPI`) on one
+provider's route: scripted steps first (error answers, broken bodies, hangs), then a
+normal reply naming the user's message. Any other request is recorded and fails the test.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx2
 
 from bot.app import App
-from bot.conversation.inbound import Inbound
 from config.settings import Settings, load_settings
 from config.specs import parse_spec
 from providers.base import ChatModel
 from providers.factory import ProviderCredentials, build_chat_model
 from providers.offline import OfflineChatModel
+from providers.retry import Sleep
+from tests.support.inbound import inbound as make_inbound
+from tests.support.provider_api import FakeAPI, Flavor, Step
 
 DEADLINE_S = 3.0
 # The deadline bounds the model; the handler's own reads and writes add milliseconds.
 HOUSEKEEPING_S = 0.25
 CREDS = ProviderCredentials(anthropic_api_key="sk-ant-test", openai_api_key="sk-test")
-Step = Callable[[httpx2.Request], Awaitable[httpx2.Response]]
-
-
-@dataclass(frozen=True)
-class Flavor:
-    name: str
-    spec: str
-    path: str
-
-    def reply(self, text: str) -> httpx2.Response:
-        if self.name == "anthropic":
-            return _json(
-                200,
-                {
-                    "id": "msg_1",
-                    "type": "message",
-                    "role": "assistant",
-                    "model": "claude-test",
-                    "content": [{"type": "text", "text": text}],
-                    "stop_reason": "end_turn",
-                    "stop_sequence": None,
-                    "usage": {"input_tokens": 10, "output_tokens": 5},
-                },
-            )
-        return _json(
-            200,
-            {
-                "id": "chatcmpl-1",
-                "object": "chat.completion",
-                "created": 0,
-                "model": "gpt-test",
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": text},
-                        "finish_reason": "stop",
-                    }
-                ],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-            },
-        )
-
-    def error(self, status: int, kind: str, code: str | None = None) -> httpx2.Response:
-        if self.name == "anthropic":
-            body: Any = {"type": "error", "error": {"type": kind, "message": "fake " + kind}}
-        else:
-            body = {"error": {"message": "fake " + kind, "type": kind, "code": code}}
-        return httpx2.Response(status, json=body)
-
-
-def _json(status: int, body: Any) -> httpx2.Response:
-    """Escaped as a real server would (ensure_ascii), so even a lone surrogate serializes."""
-    return httpx2.Response(
-        status, content=json.dumps(body).encode(), headers={"content-type": "application/json"}
-    )
-
-
-ANTHROPIC = Flavor("anthropic", "anthropic:claude-test", "/v1/messages")
-OPENAI = Flavor("openai", "openai:gpt-test", "/v1/chat/completions")
 
 
 def answer(response: httpx2.Response, headers: dict[str, str] | None = None) -> Step:
@@ -111,50 +51,12 @@ async def read_timeout(request: httpx2.Request) -> httpx2.Response:
     raise httpx2.ReadTimeout("timed out", request=request)
 
 
-@dataclass
-class FakeProvider:
-    flavor: Flavor
-    script: list[Step] = field(default_factory=list)
-    forever: Step | None = None  # answers every request once the script is used up
-    bodies: list[dict[str, Any]] = field(default_factory=list)
-    unexpected: list[str] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.client = httpx2.AsyncClient(transport=httpx2.MockTransport(self.handle))
-
-    async def handle(self, request: httpx2.Request) -> httpx2.Response:
-        if request.method != "POST" or request.url.path != self.flavor.path:
-            self.unexpected.append(f"{request.method} {request.url}")
-            return httpx2.Response(599, json={"error": "unexpected request in a test"})
-        body = json.loads(request.content)
-        self.bodies.append(body)
-        if self.script:
-            return await self.script.pop(0)(request)
-        if self.forever is not None:
-            return await self.forever(request)
-        last = body["messages"][-1]["content"]
-        text = last if isinstance(last, str) else " ".join(b["text"] for b in last)
-        return self.flavor.reply(f"Respuesta a «{text.strip()[:60]}»")
-
-    def texts_sent(self, index: int = -1) -> str:
-        """Everything one request carried (system and messages), as one string."""
-        body = self.bodies[index]
-        parts = [str(body.get("system", ""))]
-        for message in body["messages"]:
-            content = message["content"]
-            parts.append(content if isinstance(content, str) else json.dumps(content))
-        return "\n".join(parts)
-
-
-class FastSleep:
-    """Retry waits return at once (and are remembered); hard timeouts stay real."""
-
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.delays.append(seconds)
-        await asyncio.sleep(0)
+def fake_provider(
+    flavor: Flavor, script: Iterable[Step] = (), forever: Step | None = None
+) -> FakeAPI:
+    """The flavor's endpoint: the script, then `forever`, and then replies that quote the
+    user's last message."""
+    return FakeAPI("POST", flavor.path, script, forever=forever or flavor.echo)
 
 
 def settings_for(tmp: Path, chat: str, summary: str = "offline", **extra: Any) -> Settings:
@@ -171,7 +73,7 @@ def settings_for(tmp: Path, chat: str, summary: str = "offline", **extra: Any) -
     return load_settings(**(values | extra))
 
 
-def adapter(spec: str, fake: FakeProvider, sleep: FastSleep, deadline: float) -> ChatModel:
+def adapter(spec: str, fake: FakeAPI, sleep: Sleep, deadline: float) -> ChatModel:
     return build_chat_model(
         parse_spec(spec), CREDS, http_client=fake.client, deadline=deadline, sleep=sleep
     )
@@ -199,7 +101,7 @@ class Chat:
     async def say(self, text: str) -> list[str]:
         self.sent += 1
         user = "telegram:" + self.key.rsplit(":", 1)[-1]
-        inbound = Inbound(self.key, text, f"m{self.sent}", datetime.now(UTC), user)
+        inbound = make_inbound(self.key, text, f"m{self.sent}", user)
         started = time.monotonic()
         replies = await asyncio.wait_for(self.app.handler.handle(inbound), DEADLINE_S * 4)
         self.durations.append(time.monotonic() - started)

@@ -10,7 +10,9 @@ from telegram import Update
 
 from bot.channels.telegram.convert import BotIdentity, strip_mention, to_inbound
 from bot.conversation.texts import t
-from tests.support.telegram import BOT_ID, BOT_USERNAME, FakeBotAPI, telegram_bot
+from memory.types import SessionKey
+from tests.support.bot_api import BOT_ID, BOT_USERNAME, FakeBotAPI
+from tests.support.telegram import telegram_bot
 
 GROUP = -100500
 ME = BotIdentity(BOT_ID, BOT_USERNAME)
@@ -77,7 +79,7 @@ def test_conversion_of_private_and_group_messages() -> None:
     """Keys, users and external ids come from the update; the mention is stripped."""
     f = FakeBotAPI()
     private = convert(f, f.message(7, "hola"))
-    assert (private.key, private.user, private.kind, private.text) == (
+    assert (str(private.key), private.user, private.kind, private.text) == (
         "telegram:7",
         "telegram:7",
         "text",
@@ -86,7 +88,8 @@ def test_conversion_of_private_and_group_messages() -> None:
     assert private.external_id == str(f.next_update_id)
     text = f"please @{BOT_USERNAME.upper()} help"
     group = convert(f, f.message(GROUP, text, user_id=9, entities=mention(text, 7)), "per_user")
-    assert (group.key, group.text) == (f"telegram:{GROUP}:9", "please help")
+    assert (str(group.key), group.text) == (f"telegram:{GROUP}:9", "please help")
+    assert group.key == SessionKey("telegram", str(GROUP), "9")  # built once, at the edge
 
 
 def test_media_is_unsupported_when_addressed_and_ignored_otherwise() -> None:

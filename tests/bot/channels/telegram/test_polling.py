@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from bot.conversation.texts import t
-from tests.support.telegram import TOKEN, FakeBotAPI, telegram_bot
+from tests.support.bot_api import TOKEN, FakeBotAPI
+from tests.support.telegram import telegram_bot
 
 OPERATOR, STRANGER = 1, 2
 

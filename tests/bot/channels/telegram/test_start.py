@@ -16,10 +16,9 @@ from bot.channels.run import run_channels
 from bot.channels.telegram.channel import TelegramChannel
 from config.settings import load_settings
 from providers.offline import OfflineChatModel
+from tests.support.bot_api import TOKEN, FakeBotAPI
 from tests.support.fakes import ScriptedChatModel, echo
-from tests.support.processes.telegram_api import TOKEN as LOOPBACK_TOKEN
-from tests.support.processes.telegram_api import FakeTelegram
-from tests.support.telegram import FakeBotAPI, settings_for
+from tests.support.telegram import settings_for
 from tests.support.whatsapp import clear_env
 
 
@@ -92,12 +91,12 @@ def free_port() -> int:
 
 async def test_healthz_answers_while_polling(tmp_path: Path) -> None:
     """Polling mode (no webhook) still serves GET /healthz on VENTANA_HTTP_HOST:PORT."""
-    fake = FakeTelegram(token=LOOPBACK_TOKEN)
+    fake = FakeBotAPI()
     fake.server.start()
     port, ready = free_port(), asyncio.Event()
     settings = load_settings(
         db=tmp_path / "v.db",
-        telegram_bot_token=LOOPBACK_TOKEN,
+        telegram_bot_token=TOKEN,
         telegram_base_url=fake.base_url(1),
         http_port=port,
         topic_detection="off",

@@ -24,7 +24,6 @@ from tests.support.whatsapp import (
     TOMAS,
     VERIFY_TOKEN,
     FakeGraph,
-    clear_env,
     count_rows,
     golden,
     golden_json,
@@ -34,22 +33,9 @@ from tests.support.whatsapp import (
 from tests.support.whatsapp_rig import WhatsAppRig
 
 
-@pytest.fixture(autouse=True)
-def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    clear_env(monkeypatch, tmp_path)
-
-
 @pytest.fixture
 def db(tmp_path: Path) -> Path:
     return tmp_path / "ventana.db"
-
-
-@pytest.fixture
-async def graph() -> AsyncIterator[FakeGraph]:
-    fake = FakeGraph()
-    yield fake
-    await fake.client.aclose()
-    assert fake.unexpected == []
 
 
 @pytest.fixture
@@ -192,8 +178,7 @@ async def test_a_message_without_a_valid_sender_is_rejected(
     """A message item whose `from` is not a phone number is recorded as rejected, not run."""
     payload = golden_json("text.json")
     payload["entry"][0]["changes"][0]["value"]["messages"][0]["from"] = {"id": "abc"}
-    assert (await rig.post(json.dumps(payload).encode())).status_code == 200
-    await rig.settle()
+    await rig.deliver(json.dumps(payload).encode())
     assert rejected_rows(db) == [("whatsapp:unknown", "from is not a WhatsApp id")]
     assert model.requests == []
 
@@ -202,8 +187,7 @@ async def test_image_gets_a_short_text_only_reply(
     rig: WhatsAppRig, graph: FakeGraph, model: ScriptedChatModel
 ) -> None:
     """An image is answered with the 'text only' notice and never reaches the model."""
-    assert (await rig.post(golden("image.json"))).status_code == 200
-    await rig.settle()
+    await rig.deliver(golden("image.json"))
     assert model.requests == []
     assert graph.texts_to(LUCIA) == [t("es", "only_text")]
 
@@ -212,8 +196,7 @@ async def test_status_callbacks_are_accepted_silently(
     rig: WhatsAppRig, graph: FakeGraph, model: ScriptedChatModel, db: Path
 ) -> None:
     """Delivered/read statuses: 200, nothing stored, nothing sent."""
-    assert (await rig.post(golden("status.json"))).status_code == 200
-    await rig.settle()
+    await rig.deliver(golden("status.json"))
     assert count_rows(db, "inbox") == 0
     assert model.requests == []
     assert graph.requests == []
@@ -232,8 +215,7 @@ async def test_batched_payload_answers_each_in_chat_order(
     rig: WhatsAppRig, graph: FakeGraph, model: ScriptedChatModel
 ) -> None:
     """Several entries and messages: every message answered, each chat in arrival order."""
-    assert (await rig.post(golden("batched.json"))).status_code == 200
-    await rig.settle()
+    await rig.deliver(golden("batched.json"))
     assert len(model.chat_calls) == 4
     assert graph.texts_to(LUCIA) == [reply_to("uno"), reply_to("dos"), reply_to("tres")]
     assert graph.texts_to(TOMAS) == [reply_to("hola desde Madrid")]
@@ -270,8 +252,7 @@ async def test_redelivery_after_restart_is_ignored(db: Path, graph: FakeGraph) -
     second = ScriptedChatModel(reply=respuesta)
     rig = await WhatsAppRig.open(db, graph, second)
     try:
-        assert (await rig.post(golden("text.json"))).status_code == 200
-        await rig.settle()
+        await rig.deliver(golden("text.json"))
     finally:
         await rig.aclose()
     assert second.requests == []
@@ -284,8 +265,7 @@ async def test_redelivery_in_the_same_run_is_ignored(
 ) -> None:
     """The same wamid twice in a row is answered once."""
     for _ in range(2):
-        assert (await rig.post(golden("text.json"))).status_code == 200
-    await rig.settle()
+        await rig.deliver(golden("text.json"))
     assert (len(model.chat_calls), len(graph.requests)) == (1, 1)
 
 
@@ -299,11 +279,7 @@ async def test_acknowledged_message_survives_a_crash(db: Path, graph: FakeGraph)
     assert graph.requests == []
 
     model = ScriptedChatModel(reply=respuesta)
-    rig = await WhatsAppRig.open(db, graph, model)
-    try:
-        await rig.settle()
-    finally:
-        await rig.aclose()
+    await WhatsAppRig.restart(db, graph, model)
     assert len(model.chat_calls) == 1
     assert graph.texts_to(LUCIA) == [reply_to("Hola, ¿me ayudas con mi pedido #4821?")]
 
@@ -375,11 +351,7 @@ async def test_undelivered_reply_is_sent_after_restart(db: Path, graph: FakeGrap
     assert inbox_statuses(db) == ["answered"]
 
     second = ScriptedChatModel(reply=respuesta)
-    rig = await WhatsAppRig.open(db, graph, second)
-    try:
-        await rig.settle()
-    finally:
-        await rig.aclose()
+    await WhatsAppRig.restart(db, graph, second)
     assert second.requests == []
     assert len(graph.requests) == attempts + 1
     assert graph.texts_to(LUCIA)[-1] == reply_to("Hola, ¿me ayudas con mi pedido #4821?")

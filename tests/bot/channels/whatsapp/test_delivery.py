@@ -24,16 +24,10 @@ from tests.support.whatsapp import (
     LUCIA,
     PHONE_ID,
     FakeGraph,
-    clear_env,
     golden_json,
     inbox_statuses,
     make_settings,
 )
-
-
-@pytest.fixture(autouse=True)
-def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    clear_env(monkeypatch, tmp_path)
 
 
 def message(n: int, text: str) -> bytes:

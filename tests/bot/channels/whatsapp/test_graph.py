@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
 
 import httpx
 import pytest
@@ -47,14 +46,6 @@ def test_short_text_is_one_chunk() -> None:
     text = "x" * 4096
     assert split_text(text) == [text]
     assert len(split_text(text + "y")) == 2
-
-
-@pytest.fixture
-async def graph() -> AsyncIterator[FakeGraph]:
-    fake = FakeGraph()
-    yield fake
-    await fake.client.aclose()
-    assert fake.unexpected == []
 
 
 def _sender(graph: FakeGraph, sleeps: list[float]) -> GraphSender:

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from bot.channels.whatsapp.markup import to_whatsapp
 from tests.support.fakes import ScriptedChatModel
-from tests.support.whatsapp import LUCIA, FakeGraph, clear_env, golden
+from tests.support.whatsapp import LUCIA, FakeGraph, golden
 from tests.support.whatsapp_rig import WhatsAppRig
 
 STEPS = (
@@ -30,11 +28,8 @@ def test_whatsapp_plain_lines_stay_as_written() -> None:
     assert to_whatsapp("línea uno\nlínea dos") == "línea uno\nlínea dos"
 
 
-async def test_whatsapp_reply_goes_out_in_whatsapp_markup(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_whatsapp_reply_goes_out_in_whatsapp_markup(tmp_path: Path) -> None:
     """A model's Markdown reaches the Graph API as WhatsApp markup, not raw Markdown."""
-    clear_env(monkeypatch, tmp_path)
     graph = FakeGraph()
     model = ScriptedChatModel(reply=lambda _request: "## Pedido\n\n**#4821** sale _hoy_.")
     rig = await WhatsAppRig.open(tmp_path / "wa.db", graph, model)
