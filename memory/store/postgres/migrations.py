@@ -14,6 +14,8 @@ from typing import Any
 import psycopg
 import structlog
 
+from memory.store.postgres import recall
+
 log = structlog.get_logger(__name__)
 Conn = psycopg.AsyncConnection[Any]
 Migration = Callable[[Conn], Awaitable[None]]
@@ -140,17 +142,25 @@ async def _episode_carry_over(conn: Conn) -> None:
     await conn.execute("ALTER TABLE episodes ADD COLUMN carry_over TEXT")
 
 
+async def _recall_index(conn: Conn) -> None:
+    """Recall over the same Python terms as SQLite: a per-key `tsvector` side table with
+    a GIN index, backfilled from the stored signal exchanges (`recall.py`)."""
+    await recall.migrate(conn)
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("0001_initial", _initial),
     ("0002_recall_search", _recall_search),
     ("0003_inbox_rejected_reason", _inbox_rejected_reason),
     ("0004_debug_per_operator", _debug_per_operator),
     ("0005_episode_carry_over", _episode_carry_over),
+    ("0006_recall_index", _recall_index),
 )
 
 
-async def migrate(conn: Conn) -> list[str]:
-    """Apply the missing migrations in order; the names applied now."""
+async def migrate(conn: Conn, steps: tuple[tuple[str, Migration], ...] = MIGRATIONS) -> list[str]:
+    """Apply the missing migrations of `steps` (all, unless a test stops early) in
+    order; the names applied now."""
     applied: list[str] = []
     async with conn.transaction():
         await conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
@@ -160,7 +170,7 @@ async def migrate(conn: Conn) -> list[str]:
         )
         cur = await conn.execute("SELECT name FROM schema_migrations")
         done = {row[0] if isinstance(row, tuple) else row["name"] for row in await cur.fetchall()}
-        for number, (name, step) in enumerate(MIGRATIONS, start=1):
+        for number, (name, step) in enumerate(steps, start=1):
             if name in done:
                 continue
             await step(conn)

@@ -125,7 +125,8 @@ INBOX_PRUNE = "DELETE FROM inbox WHERE status = 'done' AND updated_at < %s"
 
 # -- exchanges and summaries -------------------------------------------------------------
 
-# The exchange, the session's last activity and the inbox entry answered: one statement
+# The exchange, its recall vector (signal only), the session's last activity and the
+# inbox entry answered: one statement
 # (data-modifying CTEs), so one round trip and atomic without BEGIN/COMMIT.
 RECORD_EXCHANGE = (
     "WITH x AS (INSERT INTO exchanges (session_id, episode_id, external_id, user_text,"
@@ -133,6 +134,8 @@ RECORD_EXCHANGE = (
     " created_at) VALUES (%(session)s, %(episode)s, %(external_id)s, %(user_text)s,"
     " %(reply_text)s, %(signal)s, %(noise_reason)s, %(stop_reason)s, %(prompt_tokens)s,"
     " %(reply_tokens)s, %(topic)s, %(at)s) RETURNING id),"
+    " indexed AS (INSERT INTO recall_index (exchange_id, terms) SELECT id,"
+    " %(recall)s::tsvector FROM x WHERE %(recall)s::tsvector IS NOT NULL),"
     " touched AS (UPDATE sessions SET last_activity_at = %(at)s WHERE id = %(session)s),"
     " answered AS (UPDATE inbox SET status = 'answered', replies = COALESCE(%(replies)s,"
     " replies), attempts = attempts + 1, updated_at = %(at)s WHERE id = %(inbox)s)"
@@ -190,20 +193,3 @@ EXPORT = {
 }
 FORGET_INBOX = "DELETE FROM inbox WHERE session_key = %s"
 FORGET_SESSION = "DELETE FROM sessions WHERE key = %s"
-
-# -- recall ------------------------------------------------------------------------------
-
-# Signal exchanges of one key's episode older than `below`, ranked by cover density over
-# a prefix query on the accent-folded `simple` vector (GIN index `exchanges_search`).
-RECALL = (
-    "SELECT x.id, ts_rank_cd(x.search, q) AS score FROM exchanges x"
-    " JOIN sessions s ON s.id = x.session_id,"
-    " to_tsquery('simple'::regconfig, ventana_fold(%(query)s)) q"
-    " WHERE s.key = %(key)s AND x.episode_id = %(ep)s AND x.id < %(below)s AND x.search @@ q"
-    " ORDER BY score DESC, x.id DESC LIMIT %(limit)s"
-)
-RECALL_INDEX_SIZE = (
-    "SELECT (SELECT count(*) FROM exchanges x JOIN sessions s ON s.id = x.session_id"
-    "   WHERE s.key = %s AND x.search IS NOT NULL) AS indexed,"
-    " pg_relation_size('exchanges_search') AS bytes"
-)

@@ -31,6 +31,7 @@ from memory.store.postgres.admin import PostgresOperatorQueries
 from memory.store.postgres.inbox import PostgresDeliveryInbox
 from memory.store.postgres.locks import PostgresChatLocks
 from memory.store.postgres.migrations import migrate
+from memory.store.postgres.recall import PostgresRecallIndex, indexed
 from memory.store.postgres.rows import summary_row
 from memory.store.postgres.turn import (
     create_and_peek,
@@ -55,7 +56,7 @@ async def _utc(conn: Conn) -> None:
     await conn.execute("SET TIME ZONE 'UTC'")
 
 
-class PostgresStore(PostgresDeliveryInbox, PostgresOperatorQueries):
+class PostgresStore(PostgresDeliveryInbox, PostgresOperatorQueries, PostgresRecallIndex):
     """Open with `await PostgresStore.open(url, pool_size=10)`."""
 
     def __init__(self, pool: AsyncConnectionPool[Any], locks: PostgresChatLocks) -> None:
@@ -215,6 +216,7 @@ class PostgresStore(PostgresDeliveryInbox, PostgresOperatorQueries):
             "noise_reason": new.noise_reason, "stop_reason": new.stop_reason,
             "prompt_tokens": new.prompt_tokens, "reply_tokens": new.reply_tokens,
             "topic": topic, "at": new.created_at, "replies": replies, "inbox": new.inbox_id,
+            "recall": indexed(new),
         }  # fmt: skip
         (row,) = await self._all(sql.RECORD_EXCHANGE, params)
         return Exchange(
