@@ -13,9 +13,9 @@ import pytest
 from memory.recall.port import RecallIndex
 from memory.store import Store
 from tests.memory.store.conftest import BACKENDS
-from tests.support.postgres import postgres_server, postgres_url
+from tests.support.postgres import postgres_empty_url, postgres_server, postgres_url
 
-__all__ = ["postgres_server", "postgres_url"]  # fixtures the postgres backend needs
+__all__ = ["postgres_empty_url", "postgres_server", "postgres_url"]  # shared fixtures
 
 
 class RecallStore(Store, RecallIndex, Protocol):

@@ -1,5 +1,6 @@
 """PostgreSQL across workers: two stores on one database behave as two `ventana run`
-processes would (dedupe, per-chat order, fold compare-and-set, forget, debug, recall)."""
+processes would (dedupe, per-chat order, fold compare-and-set, forget, debug; recall:
+`tests/memory/recall`)."""
 
 from __future__ import annotations
 
