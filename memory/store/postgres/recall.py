@@ -129,6 +129,44 @@ def _term_query(session_id: int, term: str) -> str:
     return _quoted(_prefix(session_id) + term)
 
 
+def stats_params(session_id: int, query: Sequence[QueryTerm]) -> dict[str, Any]:
+    """`STATS` for `query`: the document mark's lexeme, then each term's."""
+    return {
+        "each": [_term_query(session_id, "_n"), *(_term_query(session_id, q.term) for q in query)]
+    }
+
+
+async def key_stats(
+    conn: Conn, session_id: int, query: Sequence[QueryTerm]
+) -> tuple[int, dict[str, int]]:
+    """The key's indexed exchanges and the document frequency of each query term found."""
+    cur = await conn.cursor(row_factory=dict_row).execute(STATS, stats_params(session_id, query))
+    counts = [int(r["df"]) for r in await cur.fetchall()]
+    return counts[0], {q.term: n for q, n in zip(query, counts[1:], strict=True) if n}
+
+
+def search_params(
+    session_id: int,
+    episode_id: int,
+    wanted: Sequence[QueryTerm],
+    df: dict[str, int],
+    docs: int,
+    before: int | None,
+) -> dict[str, Any]:
+    """`SEARCH` for the searchable terms: candidates ordered by the IDF-weighted sum of
+    the terms they match."""
+    each = [_term_query(session_id, q.term) for q in wanted]
+    return {
+        "mark": _prefix(session_id) + "_n",
+        "query": " | ".join(each),
+        "each": each,
+        "weights": [q.weight * idf(df[q.term], docs) for q in wanted],
+        "ep": episode_id,
+        "before": _UNBOUNDED if before is None else before,
+        "limit": CANDIDATES,
+    }
+
+
 async def search(
     conn: Conn,
     *,
@@ -141,25 +179,14 @@ async def search(
     """The ranked hits of `query` in the episode's exchanges with `id < before`."""
     if not query or limit <= 0:
         return []
-    prefix = _prefix(session_id)
-    each = [_quoted(prefix + "_n"), *(_term_query(session_id, q.term) for q in query)]
-    cur = await conn.cursor(row_factory=dict_row).execute(STATS, {"each": each})
-    counts = [int(r["df"]) for r in await cur.fetchall()]
-    docs, df = counts[0], {q.term: n for q, n in zip(query, counts[1:], strict=True) if n}
+    docs, df = await key_stats(conn, session_id, query)
     wanted = searchable(query, df, docs)
     if not wanted:
         return []
-    params = {
-        "mark": prefix + "_n",
-        "query": " | ".join(_term_query(session_id, q.term) for q in wanted),
-        "each": [_term_query(session_id, q.term) for q in wanted],
-        "weights": [q.weight * idf(df[q.term], docs) for q in wanted],
-        "ep": episode_id,
-        "before": _UNBOUNDED if before is None else before,
-        "limit": CANDIDATES,
-    }
+    params = search_params(session_id, episode_id, wanted, df, docs, before)
     cur = await conn.cursor(row_factory=dict_row).execute(SEARCH, params)
-    candidates = [_candidate(r, len(prefix)) for r in await cur.fetchall()]
+    cut = len(_prefix(session_id))
+    candidates = [_candidate(r, cut) for r in await cur.fetchall()]
     return rank(wanted, candidates, df, docs, limit)
 
 
