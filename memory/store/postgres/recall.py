@@ -167,29 +167,6 @@ def search_params(
     }
 
 
-async def search(
-    conn: Conn,
-    *,
-    session_id: int,
-    episode_id: int,
-    query: Sequence[QueryTerm],
-    before: int | None,
-    limit: int,
-) -> list[Hit]:
-    """The ranked hits of `query` in the episode's exchanges with `id < before`."""
-    if not query or limit <= 0:
-        return []
-    docs, df = await key_stats(conn, session_id, query)
-    wanted = searchable(query, df, docs)
-    if not wanted:
-        return []
-    params = search_params(session_id, episode_id, wanted, df, docs, before)
-    cur = await conn.cursor(row_factory=dict_row).execute(SEARCH, params)
-    cut = len(_prefix(session_id))
-    candidates = [_candidate(r, cut) for r in await cur.fetchall()]
-    return rank(wanted, candidates, df, docs, limit)
-
-
 def _candidate(row: dict[str, Any], cut: int) -> Candidate:
     exchange = Exchange(
         int(row["id"]), int(row["episode_id"]), row["user_text"], row["reply_text"], True,
@@ -255,15 +232,20 @@ class PostgresRecallIndex:
         before: int | None,
         limit: int,
     ) -> list[Hit]:
+        """The ranked hits of `query` in the episode's exchanges with `id < before`: the
+        key's statistics, its best candidates, `rank` over them."""
+        if not query or limit <= 0:
+            return []
         async with self._pool.connection() as conn:
-            return await search(
-                conn,
-                session_id=session_id,
-                episode_id=episode_id,
-                query=query,
-                before=before,
-                limit=limit,
-            )
+            docs, df = await key_stats(conn, session_id, query)
+            wanted = searchable(query, df, docs)
+            if not wanted:
+                return []
+            params = search_params(session_id, episode_id, wanted, df, docs, before)
+            cur = await conn.cursor(row_factory=dict_row).execute(SEARCH, params)
+            rows = await cur.fetchall()
+        cut = len(_prefix(session_id))
+        return rank(wanted, [_candidate(r, cut) for r in rows], df, docs, limit)
 
     async def recall_index_size(self, key: str) -> tuple[int, int]:
         """(indexed exchanges of `key`, bytes of the recall table and its GIN index)."""
