@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.ops.debug_view import render_debug
 from memory.engine import EngineConfig, MemoryEngine
 from memory.fold.service import FoldService
 from memory.policy import Assembly
@@ -85,6 +86,21 @@ async def test_a_detail_from_exchange_3_of_60_reaches_the_request(store: Store) 
     assert assembly.recall.hits[0].matched == ("cambi", "ns")
     assert assembly.tokens["recall"] == assembly.recall.tokens > 0
     assert all(ex.user_text != DETAIL for ex in (*assembly.pending, *assembly.window))
+
+
+async def test_the_debug_view_shows_what_was_recalled_and_why(store: Store) -> None:
+    """An operator's dry run lists the recalled exchange verbatim with its score and
+    matched terms, and writes nothing."""
+    engine, _ = engine_for(store)
+    await long_case(engine)
+    stored = len(await store.all_exchanges(KEY))
+    prepared = await engine.prepare(KEY, "¿Qué día te dije que cambié los NS?", dry_run=True)
+    assert isinstance(prepared.plan, Assembly)
+    (hit,) = prepared.plan.recall.hits
+    view = render_debug(prepared, "en")
+    assert f"· score {hit.score:.2f} · terms: cambi, ns" in view
+    assert f"#{hit.exchange.id} user: {DETAIL}" in view
+    assert len(await store.all_exchanges(KEY)) == stored
 
 
 async def test_an_unrelated_message_recalls_nothing(store: Store) -> None:
