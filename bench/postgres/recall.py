@@ -59,9 +59,11 @@ def texts(key: int, n: int, words: Sequence[str], rng: random.Random) -> list[tu
 
 
 async def fill(url: str, first: int, last: int, per_key: int, words: Sequence[str]) -> None:
-    """Keys `first..last-1` with their episode, exchanges and recall vectors."""
+    """Keys `first..last-1` with their episode and exchanges (one `COPY`), then their
+    recall vectors (the migration's backfill, as the store writes them)."""
     rng = random.Random(first)
     async with await psycopg.AsyncConnection.connect(url) as conn:
+        rows = []
         for key in range(first, last):
             cur = await conn.execute(
                 "INSERT INTO sessions (key, created_at) VALUES (%s, %s) RETURNING id",
@@ -76,16 +78,18 @@ async def fill(url: str, first: int, last: int, per_key: int, words: Sequence[st
             await conn.execute(
                 "UPDATE sessions SET current_episode_id = %s WHERE id = %s", (ep, sid)
             )
-            rows = texts(key, per_key, words, rng)
-            async with conn.cursor().copy(
-                "COPY exchanges (session_id, episode_id, user_text, reply_text, signal,"
-                " created_at) FROM STDIN"
-            ) as copy:
-                for n, (user, reply) in enumerate(rows):
-                    await copy.write_row((sid, ep, user, reply, True, T0 + timedelta(seconds=n)))
-            await recall.backfill(conn)
+            for n, (user, reply) in enumerate(texts(key, per_key, words, rng)):
+                rows.append((sid, ep, user, reply, True, T0 + timedelta(seconds=n)))
+        async with conn.cursor().copy(
+            "COPY exchanges (session_id, episode_id, user_text, reply_text, signal, created_at)"
+            " FROM STDIN"
+        ) as copy:
+            for row in rows:
+                await copy.write_row(row)
+        await recall.backfill(conn)
         await conn.commit()
-        await conn.execute("ANALYZE")
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        await conn.execute("VACUUM ANALYZE")
 
 
 async def probes(
