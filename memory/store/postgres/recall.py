@@ -75,14 +75,18 @@ STATS = (
     " FROM unnest(%(each)s::tsquery[]) WITH ORDINALITY AS u(q, n) ORDER BY u.n"
 )
 # The episode's matching exchanges below `before`, with their terms (one per occurrence).
+# The key's matches are read first through the GIN index (MATERIALIZED: the planner
+# would otherwise walk the whole episode once it is large), then filtered by episode.
 SEARCH = (
-    "SELECT x.id, x.episode_id, x.user_text, x.reply_text, x.created_at,"
-    " ARRAY(SELECT t.lexeme FROM unnest(r.terms) t, generate_series(1, cardinality(t.positions))"
+    "WITH m AS MATERIALIZED (SELECT exchange_id, terms FROM recall_index"
+    "   WHERE terms @@ %(query)s::tsquery)"
+    " SELECT x.id, x.episode_id, x.user_text, x.reply_text, x.created_at,"
+    " ARRAY(SELECT t.lexeme FROM unnest(m.terms) t, generate_series(1, cardinality(t.positions))"
     "   WHERE t.lexeme <> %(mark)s) AS terms"
-    " FROM recall_index r JOIN exchanges x ON x.id = r.exchange_id"
-    " WHERE r.terms @@ %(query)s::tsquery AND x.episode_id = %(ep)s AND x.id < %(before)s"
+    " FROM m JOIN exchanges x ON x.id = m.exchange_id"
+    " WHERE x.episode_id = %(ep)s AND x.id < %(before)s"
     " ORDER BY (SELECT sum(u.w) FROM unnest(%(each)s::tsquery[], %(weights)s::float8[]) AS u(q, w)"
-    "   WHERE r.terms @@ u.q) DESC, ts_rank(r.terms, %(query)s::tsquery) DESC, x.id DESC"
+    "   WHERE m.terms @@ u.q) DESC, ts_rank(m.terms, %(query)s::tsquery) DESC, x.id DESC"
     " LIMIT %(limit)s"
 )
 SIZE = (
