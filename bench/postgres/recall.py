@@ -92,9 +92,7 @@ async def fill(url: str, first: int, last: int, per_key: int, words: Sequence[st
         await conn.execute("VACUUM ANALYZE")
 
 
-async def probes(
-    store: PostgresStore, url: str, rng: random.Random, count: int
-) -> list[tuple[Any, ...]]:
+async def probes(url: str, rng: random.Random, count: int, per_key: int) -> list[tuple[Any, ...]]:
     """`count` searches on the first keys: (session, episode, query) from their own words."""
     out = []
     async with await psycopg.AsyncConnection.connect(url) as conn:
@@ -104,7 +102,7 @@ async def probes(
                 "SELECT s.id, s.current_episode_id, x.user_text FROM sessions s"
                 " JOIN exchanges x ON x.session_id = s.id WHERE s.key = %s"
                 " ORDER BY x.id OFFSET %s LIMIT 1",
-                (f"bench:{key}", rng.randrange(50)),
+                (f"bench:{key}", rng.randrange(min(50, per_key))),
             )
             sid, ep, text = await cur.fetchone()  # type: ignore[misc]
             words = text.split()
@@ -171,7 +169,7 @@ async def run(url: str, args: argparse.Namespace) -> list[Target]:
         words = vocabulary(3000, random.Random(1))
         small, large = args.keys
         await fill(url, 0, small, args.per_key, words)
-        queries = await probes(store, url, random.Random(2), args.searches)
+        queries = await probes(url, random.Random(2), args.searches, args.per_key)
         base_t, base_b = await measure(store, url, queries)
         await fill(url, small, large, args.per_key, words)
         big_t, big_b = await measure(store, url, queries)
