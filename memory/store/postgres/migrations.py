@@ -170,12 +170,16 @@ async def migrate(conn: Conn, steps: tuple[tuple[str, Migration], ...] = MIGRATI
         )
         cur = await conn.execute("SELECT name FROM schema_migrations")
         done = {row[0] if isinstance(row, tuple) else row["name"] for row in await cur.fetchall()}
-        for number, (name, step) in enumerate(steps, start=1):
+        for name, step in steps:
             if name in done:
                 continue
             await step(conn)
+            # The order applied, not the position in `steps`: a step merged in between
+            # ones a database already has gets the next number, never a taken one.
             await conn.execute(
-                "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)", (number, name)
+                "INSERT INTO schema_migrations (version, name) SELECT"
+                " COALESCE(max(version), 0) + 1, %s FROM schema_migrations",
+                (name,),
             )
             applied.append(name)
             log.info("migration_applied", name=name)

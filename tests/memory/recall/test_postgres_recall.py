@@ -164,3 +164,21 @@ async def test_a_large_backfill_logs_its_progress_in_batches(postgres_url: str) 
         await conn.commit()
     progress = [(e["done"], e["total"]) for e in logs if e["event"] == "recall_backfill"]
     assert progress == [(3, 7), (6, 7), (7, 7)]
+
+
+async def test_a_migration_merged_in_between_takes_the_next_version(
+    postgres_empty_url: str,
+) -> None:
+    """A database that already has a later migration gets the recall one under the next
+    free version number (the order applied), never a taken one."""
+
+    async def later(conn: psycopg.AsyncConnection[object]) -> None:
+        await conn.execute("CREATE TABLE later_step (id INTEGER)")
+
+    steps = (*MIGRATIONS[:5], ("0099_later", later))
+    async with await psycopg.AsyncConnection.connect(postgres_empty_url, autocommit=True) as conn:
+        await migrate(conn, steps)
+        assert await migrate(conn, (*MIGRATIONS, ("0099_later", later))) == ["0006_recall_index"]
+        cur = await conn.execute("SELECT version, name FROM schema_migrations ORDER BY version")
+        rows = await cur.fetchall()
+    assert rows[-2:] == [(6, "0099_later"), (7, "0006_recall_index")]
