@@ -1,11 +1,9 @@
-"""Operator, erasure and recall queries of `PostgresStore`: listings, export, forget,
-full-text search. Not on the write path of a turn; kept apart so the store module stays
-about the turn."""
+"""Operator and erasure queries of `PostgresStore`: listings, export, forget. Not on
+the write path of a turn; kept apart so the store module stays about the turn. Recall
+lives in `recall.py`."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -15,8 +13,6 @@ from memory.store.conversation import SessionInfo
 from memory.store.postgres import sql
 from memory.store.postgres.rows import episode_row, exchange_row, plain
 from memory.types import Episode, Exchange
-
-_WORD = re.compile(r"\w+", re.UNICODE)
 
 
 class PostgresOperatorQueries:
@@ -59,45 +55,15 @@ class PostgresOperatorQueries:
 
     async def forget(self, key: str) -> int:
         """Erase every row of `key` in one transaction (cascading to episodes, exchanges,
-        summaries and their search vectors). A fold in flight on another worker either
+        summaries and their recall vectors). A fold in flight on another worker either
         committed first (and is erased with the rest) or finds its episode gone."""
         async with self.transaction() as conn:
             removed = (await conn.execute(sql.FORGET_INBOX, (key,))).rowcount
             removed += (await conn.execute(sql.FORGET_SESSION, (key,))).rowcount
         return removed
 
-    async def recall_index_size(self, key: str) -> tuple[int, int]:
-        """Indexed exchanges of `key` and the search index's size on disk (all keys)."""
-        rows = await self._all(sql.RECALL_INDEX_SIZE, (key,))
-        return (int(rows[0]["indexed"]), int(rows[0]["bytes"])) if rows else (0, 0)
-
     async def erased(self, wait_s: float = 0.0) -> bool:
         """On PostgreSQL a forget is complete when its transaction commits: no reader can
         see the rows again and no snapshot holds up the erasure. The dead tuples' bytes
         stay in table pages until autovacuum reuses them (README: what forget guarantees)."""
         return True
-
-    async def recall_search(
-        self,
-        key: str,
-        episode_id: int,
-        query_terms: Sequence[str],
-        below_exchange_id: int,
-        limit: int,
-    ) -> list[tuple[int, float]]:
-        """(exchange id, score) of the signal exchanges of `key`'s episode older than
-        `below_exchange_id` that match any term (accent-folded, lower-cased, prefix
-        match), best first. Terms are reduced to their word characters, so user text
-        can never inject tsquery syntax."""
-        words = [w for term in query_terms for w in _WORD.findall(term)]
-        if not words or limit <= 0:
-            return []
-        query = " | ".join(f"{w}:*" for w in dict.fromkeys(words))
-        params = {
-            "query": query,
-            "key": key,
-            "ep": episode_id,
-            "below": below_exchange_id,
-            "limit": limit,
-        }
-        return [(int(r["id"]), float(r["score"])) for r in await self._all(sql.RECALL, params)]

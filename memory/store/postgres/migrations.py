@@ -14,6 +14,7 @@ from typing import Any
 import psycopg
 import structlog
 
+from memory.store.postgres import recall
 from memory.store.postgres.sql import INTAKE_FUNCTION
 from memory.store.postgres.usage import USAGE_TABLE
 
@@ -143,6 +144,12 @@ async def _episode_carry_over(conn: Conn) -> None:
     await conn.execute("ALTER TABLE episodes ADD COLUMN carry_over TEXT")
 
 
+async def _recall_index(conn: Conn) -> None:
+    """Recall over the same Python terms as SQLite: a per-key `tsvector` side table with
+    a GIN index, backfilled from the stored signal exchanges (`recall.py`)."""
+    await recall.migrate(conn)
+
+
 async def _usage(conn: Conn) -> None:
     """Provider-reported usage of each chat call and fold (`usage.py`)."""
     await conn.execute(USAGE_TABLE)
@@ -159,13 +166,15 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("0003_inbox_rejected_reason", _inbox_rejected_reason),
     ("0004_debug_per_operator", _debug_per_operator),
     ("0005_episode_carry_over", _episode_carry_over),
+    ("0006_recall_index", _recall_index),
     ("0007_usage", _usage),
     ("0008_intake_function", _intake_function),
 )
 
 
-async def migrate(conn: Conn) -> list[str]:
-    """Apply the missing migrations in order; the names applied now."""
+async def migrate(conn: Conn, steps: tuple[tuple[str, Migration], ...] = MIGRATIONS) -> list[str]:
+    """Apply the missing migrations of `steps` (all, unless a test stops early) in
+    order; the names applied now."""
     applied: list[str] = []
     async with conn.transaction():
         await conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
@@ -175,12 +184,16 @@ async def migrate(conn: Conn) -> list[str]:
         )
         cur = await conn.execute("SELECT name FROM schema_migrations")
         done = {row[0] if isinstance(row, tuple) else row["name"] for row in await cur.fetchall()}
-        for number, (name, step) in enumerate(MIGRATIONS, start=1):
+        for name, step in steps:
             if name in done:
                 continue
             await step(conn)
+            # The order applied, not the position in `steps`: a step merged in between
+            # ones a database already has gets the next number, never a taken one.
             await conn.execute(
-                "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)", (number, name)
+                "INSERT INTO schema_migrations (version, name) SELECT"
+                " COALESCE(max(version), 0) + 1, %s FROM schema_migrations",
+                (name,),
             )
             applied.append(name)
             log.info("migration_applied", name=name)

@@ -183,6 +183,11 @@ EXCHANGE_INSERT = (
     " %(topic)s, %(at)s) RETURNING id"
 )
 EXCHANGE_WITH = {
+    # Its recall vector, signal exchanges only (`recall.py`).
+    "indexed": (
+        "INSERT INTO recall_index (exchange_id, terms) SELECT x.id, %(recall)s::tsvector"
+        " FROM x WHERE %(recall)s::tsvector IS NOT NULL"
+    ),
     "touched": "UPDATE sessions SET last_activity_at = %(at)s WHERE id = %(session)s",
     "answered": (
         "UPDATE inbox SET status = 'answered', replies = COALESCE(%(replies)s, replies),"
@@ -260,20 +265,3 @@ EXPORT = {
 }
 FORGET_INBOX = "DELETE FROM inbox WHERE session_key = %s"
 FORGET_SESSION = "DELETE FROM sessions WHERE key = %s"
-
-# -- recall ------------------------------------------------------------------------------
-
-# Signal exchanges of one key's episode older than `below`, ranked by cover density over
-# a prefix query on the accent-folded `simple` vector (GIN index `exchanges_search`).
-RECALL = (
-    "SELECT x.id, ts_rank_cd(x.search, q) AS score FROM exchanges x"
-    " JOIN sessions s ON s.id = x.session_id,"
-    " to_tsquery('simple'::regconfig, ventana_fold(%(query)s)) q"
-    " WHERE s.key = %(key)s AND x.episode_id = %(ep)s AND x.id < %(below)s AND x.search @@ q"
-    " ORDER BY score DESC, x.id DESC LIMIT %(limit)s"
-)
-RECALL_INDEX_SIZE = (
-    "SELECT (SELECT count(*) FROM exchanges x JOIN sessions s ON s.id = x.session_id"
-    "   WHERE s.key = %s AND x.search IS NOT NULL) AS indexed,"
-    " pg_relation_size('exchanges_search') AS bytes"
-)

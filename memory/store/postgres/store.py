@@ -31,6 +31,7 @@ from memory.store.postgres.admin import PostgresOperatorQueries
 from memory.store.postgres.inbox import PostgresDeliveryInbox
 from memory.store.postgres.locks import PostgresChatLocks
 from memory.store.postgres.migrations import migrate
+from memory.store.postgres.recall import PostgresRecallIndex, indexed
 from memory.store.postgres.rows import summary_row
 from memory.store.postgres.turn import (
     create_and_peek,
@@ -68,7 +69,9 @@ def _usage_params(new: NewExchange) -> dict[str, object]:
     }
 
 
-class PostgresStore(PostgresDeliveryInbox, PostgresOperatorQueries, PostgresUsageQueries):
+class PostgresStore(
+    PostgresDeliveryInbox, PostgresOperatorQueries, PostgresUsageQueries, PostgresRecallIndex
+):
     """Open with `await PostgresStore.open(url, pool_size=16)`."""
 
     def __init__(self, pool: AsyncConnectionPool[Any], locks: PostgresChatLocks) -> None:
@@ -229,6 +232,7 @@ class PostgresStore(PostgresDeliveryInbox, PostgresOperatorQueries, PostgresUsag
             "prompt_tokens": new.prompt_tokens, "reply_tokens": new.reply_tokens,
             "topic": topic, "at": new.created_at, "replies": replies, "inbox": new.inbox_id,
             **_usage_params(new),
+            "recall": indexed(new),
         }  # fmt: skip
         (row,) = await self._all(sql.RECORD_EXCHANGE, params)
         return Exchange(

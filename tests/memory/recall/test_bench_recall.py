@@ -37,3 +37,18 @@ async def test_every_arm_is_measured_in_one_run() -> None:
     assert sum(p.found["ventana with recall"] for p in probes) > sum(
         p.found["window + summary"] for p in probes
     )
+
+
+async def test_the_postgres_recall_bench_measures_every_figure(postgres_empty_url: str) -> None:
+    """`bench.postgres.recall` in a tiny configuration: both steps searched, buffers counted
+    through EXPLAIN, the write cost measured, three targets returned."""
+    import argparse
+
+    from bench.postgres import recall as pg_recall
+
+    args = argparse.Namespace(keys=[20, 24], per_key=20, searches=5)
+    targets = await pg_recall.run(postgres_empty_url, args)
+    assert [t.bench for t in targets] == ["pg-recall"] * 3
+    growth, buffers, _write_cost = (t.value for t in targets)
+    assert growth > 0
+    assert buffers > 0

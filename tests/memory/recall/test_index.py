@@ -1,4 +1,6 @@
-"""The SQLite recall index: indexed with each signal exchange, scoped, erased on forget."""
+"""The recall index on every backend: indexed with each signal exchange, scoped, erased
+on forget. The port-level tests run on SQLite (file and memory) and PostgreSQL with the
+same planted facts, queries and expected hits; the byte-level ones are SQLite's own."""
 
 from __future__ import annotations
 
@@ -12,12 +14,13 @@ from memory.store.conversation import NewExchange
 from memory.store.sqlite import recall_index
 from memory.store.sqlite.store import SQLiteStore
 from memory.types import TurnState
+from tests.memory.recall.conftest import RecallStore
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 MARKER = "Zorblaxquiff"  # a word no other test or seed writes
 
 
-async def say(store: SQLiteStore, key: str, texts: list[str], *, signal: bool = True) -> list[int]:
+async def say(store: RecallStore, key: str, texts: list[str], *, signal: bool = True) -> list[int]:
     state = await store.turn_state(key, 6, T0)
     ids = []
     for n, text in enumerate(texts):
@@ -31,11 +34,11 @@ async def say(store: SQLiteStore, key: str, texts: list[str], *, signal: bool = 
     return ids
 
 
-async def state_of(store: SQLiteStore, key: str) -> TurnState:
+async def state_of(store: RecallStore, key: str) -> TurnState:
     return await store.turn_state(key, 6, T0)
 
 
-async def search(store: SQLiteStore, key: str, text: str, before: int | None = None) -> list[int]:
+async def search(store: RecallStore, key: str, text: str, before: int | None = None) -> list[int]:
     state = await state_of(store, key)
     hits = await store.recall(state.session_id, state.episode.id, query_terms(text), before, 8)
     return [h.exchange.id for h in hits]
@@ -63,56 +66,92 @@ def filler(n: int) -> list[str]:
     return [f"consulta rutinaria numero {i} sobre la cuenta" for i in range(n)]
 
 
-async def test_signal_exchanges_are_found_by_inflection_and_fact(tmp_path: Path) -> None:
+async def test_found_by_inflection_and_fact(recall_store: RecallStore) -> None:
     """An early exchange is found by another inflection of its words or by its id."""
-    store = await SQLiteStore.open(tmp_path / "s.db")
-    try:
-        ids = await say(store, "console:a", ["Migré el dominio; el pedido #4821", *filler(20)])
-        assert await search(store, "console:a", "¿cuándo fue la migración?") == [ids[0]]
-        assert await search(store, "console:a", "what about 4821") == [ids[0]]
-    finally:
-        await store.close()
+    store = recall_store
+    ids = await say(store, "console:a", ["Migré el dominio; el pedido #4821", *filler(20)])
+    assert await search(store, "console:a", "¿cuándo fue la migración?") == [ids[0]]
+    assert await search(store, "console:a", "what about 4821") == [ids[0]]
 
 
-async def test_noise_is_never_indexed(tmp_path: Path) -> None:
+async def test_noise_is_never_indexed(recall_store: RecallStore) -> None:
     """A noise exchange is stored but never found, and adds nothing to the index."""
-    store = await SQLiteStore.open(tmp_path / "s.db")
-    try:
-        await say(store, "console:n", filler(10))
-        await say(store, "console:n", [f"{MARKER} averia"], signal=False)
-        assert await search(store, "console:n", f"{MARKER} averia") == []
-        indexed, _ = await store.recall_index_size("console:n")
-        assert indexed == 10
-    finally:
-        await store.close()
+    store = recall_store
+    await say(store, "console:n", filler(10))
+    await say(store, "console:n", [f"{MARKER} averia"], signal=False)
+    assert await search(store, "console:n", f"{MARKER} averia") == []
+    indexed, _ = await store.recall_index_size("console:n")
+    assert indexed == 10
 
 
-async def test_search_excludes_the_bound_and_other_keys(tmp_path: Path) -> None:
+async def test_search_excludes_the_bound_and_other_keys(recall_store: RecallStore) -> None:
     """Only the key's own exchanges older than the bound (window and pending) are searched."""
-    store = await SQLiteStore.open(tmp_path / "s.db")
-    try:
-        mine = await say(store, "telegram:1", [f"el router {MARKER} falla", *filler(10)])
-        theirs = await say(store, "whatsapp:1", [f"el router {MARKER} falla", *filler(10)])
-        assert await search(store, "telegram:1", f"router {MARKER}") == [mine[0]]
-        assert await search(store, "whatsapp:1", f"router {MARKER}") == [theirs[0]]
-        assert await search(store, "telegram:1", f"router {MARKER}", before=mine[0]) == []
-    finally:
-        await store.close()
+    store = recall_store
+    mine = await say(store, "telegram:1", [f"el router {MARKER} falla", *filler(10)])
+    theirs = await say(store, "whatsapp:1", [f"el router {MARKER} falla", *filler(10)])
+    assert await search(store, "telegram:1", f"router {MARKER}") == [mine[0]]
+    assert await search(store, "whatsapp:1", f"router {MARKER}") == [theirs[0]]
+    assert await search(store, "telegram:1", f"router {MARKER}", before=mine[0]) == []
 
 
-async def test_a_reset_scopes_recall_and_undo_brings_it_back(tmp_path: Path) -> None:
+async def test_a_reset_scopes_recall_and_undo_brings_it_back(recall_store: RecallStore) -> None:
     """After a reset the old episode is not searched (its rows stay); /undo restores it."""
-    store = await SQLiteStore.open(tmp_path / "s.db")
-    try:
-        ids = await say(store, "console:r", [f"la clave {MARKER} del wifi", *filler(10)])
-        state = await state_of(store, "console:r")
-        await store.start_episode(state.session_id, "manual", None, T0 + timedelta(hours=1))
-        assert await search(store, "console:r", f"clave {MARKER}") == []
-        assert (await store.recall_index_size("console:r"))[0] == 11  # scoped, not deleted
-        assert await store.undo_reset(state.session_id, T0 + timedelta(hours=1), 3600)
-        assert await search(store, "console:r", f"clave {MARKER}") == [ids[0]]
-    finally:
-        await store.close()
+    store = recall_store
+    ids = await say(store, "console:r", [f"la clave {MARKER} del wifi", *filler(10)])
+    state = await state_of(store, "console:r")
+    await store.start_episode(state.session_id, "manual", None, T0 + timedelta(hours=1))
+    assert await search(store, "console:r", f"clave {MARKER}") == []
+    assert (await store.recall_index_size("console:r"))[0] == 11  # scoped, not deleted
+    assert await store.undo_reset(state.session_id, T0 + timedelta(hours=1), 3600)
+    assert await search(store, "console:r", f"clave {MARKER}") == [ids[0]]
+
+
+async def test_accents_and_hard_facts_match_exactly(recall_store: RecallStore) -> None:
+    """Accents fold both ways; a hard fact matches whole (order-731 by "pedido 731", an IP
+    by itself) and a near-miss of it matches nothing."""
+    store = recall_store
+    ids = await say(
+        store,
+        "console:f",
+        ["Mi pedido order-731 llegó dañado a Córdoba", "El servidor 10.0.0.5 no responde",
+         *filler(20)],
+    )  # fmt: skip
+    assert await search(store, "console:f", "el envio a cordoba") == [ids[0]]
+    assert await search(store, "console:f", "¿y el pedido 731?") == [ids[0]]
+    assert await search(store, "console:f", "¿sigue caído 10.0.0.5?") == [ids[1]]
+    assert await search(store, "console:f", "¿y 10.0.0.6?") == []
+
+
+async def test_a_routine_message_recalls_nothing(recall_store: RecallStore) -> None:
+    """Words in many of the key's exchanges are not searched; a message of only those
+    (or of words never said) recalls nothing: the minimum score holds."""
+    store = recall_store
+    await say(store, "console:m", [f"el envío {MARKER} se perdió", *filler(30)])
+    assert await search(store, "console:m", "otra consulta sobre la cuenta") == []
+    assert await search(store, "console:m", "¿tienen oficina en Sevilla?") == []
+
+
+async def test_user_text_never_becomes_query_syntax(recall_store: RecallStore) -> None:
+    """Quotes, operators and FTS/tsquery syntax in the message are plain words."""
+    store = recall_store
+    ids = await say(store, "console:q", [f"la factura {MARKER} duplicada", *filler(20)])
+    nasty = f"\"{MARKER}\" | !'x' & (factura:*) NEAR OR * ''\\ <-> :A"
+    assert await search(store, "console:q", nasty) == [ids[0]]
+    assert await search(store, "console:q", "' | ! & ( ) : * \\ <->") == []
+
+
+async def test_forget_removes_the_key_from_the_index(recall_store: RecallStore) -> None:
+    """After forget the key has no indexed exchange and recalls nothing once it comes
+    back; another key's entries survive."""
+    store = recall_store
+    await say(store, "telegram:9", [f"mi clave {MARKER} del banco", *filler(10)])
+    theirs = await say(store, "telegram:8", [f"otra clave {MARKER} vecina", *filler(10)])
+    await store.forget("telegram:9")
+    assert (await store.recall_index_size("telegram:9"))[0] == 0
+    await say(store, "telegram:9", filler(3))
+    assert await search(store, "telegram:9", f"clave {MARKER}") == []
+    assert await search(store, "telegram:8", f"clave {MARKER}") == [theirs[0]]
+    assert (await store.recall_index_size("telegram:8"))[0] == 11
 
 
 async def test_forget_leaves_no_indexed_byte(tmp_path: Path) -> None:

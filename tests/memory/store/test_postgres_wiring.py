@@ -3,6 +3,7 @@ anything else URL-like; doctor and the start-up warning on PostgreSQL."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -100,8 +101,8 @@ def test_a_server_that_cannot_start_fails_the_run_never_skips(tmp_path: Path) ->
 
 
 def test_console_then_sessions_and_export_on_postgres(postgres_url: str, tmp_path: Path) -> None:
-    """A console chat stored on PostgreSQL is listed by `sessions` and exported by
-    `export`, with nothing written to a local file."""
+    """A console chat stored on PostgreSQL is listed by `sessions`, exported by `export`
+    and its recall index shown by `inspect`, with nothing written to a local file."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("VENTANA_", "TELEGRAM_"))}
     env |= {"VENTANA_DB": postgres_url, "VENTANA_LANGUAGE": "en"}
 
@@ -125,4 +126,9 @@ def test_console_then_sessions_and_export_on_postgres(postgres_url: str, tmp_pat
     exported = run("export", "console:pg")
     assert exported.returncode == 0, exported.stderr
     assert "#A-77" in exported.stdout
+    inspected = run("inspect", "console:pg", "--json")
+    assert inspected.returncode == 0, inspected.stderr
+    index = json.loads(inspected.stdout)["recall_index"]
+    assert index["exchanges"] == 1
+    assert index["bytes_all_keys"] > 0
     assert list(tmp_path.iterdir()) == []

@@ -1,5 +1,6 @@
 """PostgreSQL across workers: two stores on one database behave as two `ventana run`
-processes would (dedupe, per-chat order, fold compare-and-set, forget, debug, recall)."""
+processes would (dedupe, per-chat order, fold compare-and-set, forget, debug; recall:
+`tests/memory/recall`)."""
 
 from __future__ import annotations
 
@@ -209,33 +210,6 @@ async def test_done_mark_is_committed_soon_and_awaited_by_close(postgres_url: st
     other = await PostgresStore.open(postgres_url, pool_size=1)
     assert await other.inbox_unfinished() == []
     await other.close()
-
-
-async def test_recall_search_folds_accents_matches_prefixes_and_stays_in_scope(
-    pair: tuple[PostgresStore, PostgresStore],
-) -> None:
-    """Recall finds earlier signal exchanges of this key's episode by accent-folded
-    prefix terms, best first; noise, newer ids, other keys and other episodes never."""
-    a, _ = pair
-    key = "whatsapp:5"
-    hit = await _exchange(a, key, "Mi pedido order-731 llegó dañado a Córdoba")
-    await _exchange(a, key, "otra cosa sin relación")
-    noise = await _exchange(a, key, "pedido order-731 otra vez", signal=False)
-    both = await _exchange(a, key, "el pedido 731 y la factura de cordoba")
-    await _exchange(a, "whatsapp:6", "pedido order-731 cordoba")
-    now = await _exchange(a, key, "¿qué pasó con mi pedido?")
-    ep = (await a.turn_state(key, 3, T0)).episode.id
-    found = await a.recall_search(key, ep, ["cordoba", "dañ", "order-731"], now, 10)
-    ids = [i for i, _ in found]
-    assert set(ids) == {hit, both}
-    assert ids[0] == hit  # matches every term
-    assert noise not in ids
-    assert await a.recall_search(key, ep, ["cordoba"], hit, 10) == []
-    assert await a.recall_search(key, ep, ["'&|!:*()"], now, 10) == []
-    state = await a.turn_state(key, 3, T0)
-    await a.start_episode(state.session_id, "manual", None, T0)
-    fresh = (await a.turn_state(key, 3, T0)).episode.id
-    assert await a.recall_search(key, fresh, ["cordoba"], 10**9, 10) == []
 
 
 async def test_cancelled_mid_query_rolls_back_and_the_pool_recovers(postgres_url: str) -> None:

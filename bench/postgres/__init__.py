@@ -1,0 +1,1 @@
+"""Benchmarks of the PostgreSQL backend that need more than `bench.workers`."""

@@ -1,0 +1,259 @@
+"""The recall index on PostgreSQL: a `tsvector` per signal exchange, GIN-indexed.
+
+Same design as SQLite's (`memory.store.sqlite.recall_index`), so both rank alike:
+
+- **Terms from Python.** The vector holds the `memory.recall.terms` output of the
+  exchange, written as a `tsvector` literal (each term quoted, one position per
+  occurrence, so term frequency survives). `to_tsvector` is not used: its parser splits
+  the hard-fact terms (`10_0_0_5`) at each `_`. The query is a `tsquery` of quoted
+  lexemes, so nothing a user writes can become tsquery syntax; index and query fold
+  accents and stem identically because both come from `terms`.
+- **Per-key lexemes.** Every lexeme is `k<session id>_<term>`, plus a document mark
+  `k<session id>__n`: a search reads only its key's GIN posting lists, however many
+  keys share the table, and its statistics (the key's indexed exchanges, each term's
+  document frequency) are counts of its own postings. `memory.recall.rank` then scores
+  the candidates by BM25 over those statistics, as on SQLite.
+- **A side table keyed by exchange id** (`recall_index`, `ON DELETE CASCADE`): a reset
+  needs nothing and neither does `/undo` (the search filters the episode through
+  `exchanges`, whose ids stay when undo moves them); `/forget` deletes the session,
+  which cascades to its exchanges and their vectors.
+- Written in the statement that stores the exchange (`sql.RECORD_EXCHANGE`), for signal
+  exchanges only: noise is never indexed. The GIN index has `fastupdate = off`, so a
+  search never scans a pending list holding other keys' recent entries.
+
+PostgreSQL limits a lexeme to 2047 bytes, a vector to 1 MB and a lexeme to 256
+positions: longer terms are not indexed, an exchange past 1 MB of terms keeps its first
+ones, and a term said more than 256 times in one exchange counts 256 times.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+import structlog
+from psycopg.rows import dict_row
+
+from memory.recall.rank import Candidate, Hit, idf, rank, searchable
+from memory.recall.terms import QueryTerm, terms
+from memory.store.conversation import NewExchange
+from memory.types import Exchange
+
+if TYPE_CHECKING:
+    from psycopg_pool import AsyncConnectionPool
+
+log = structlog.get_logger(__name__)
+Conn = psycopg.AsyncConnection[Any]
+
+# Matching exchanges read per search, best first by an IDF-weighted count of the terms
+# they match (then `ts_rank`): `rank` re-ranks these few over the key's own statistics.
+CANDIDATES = 30
+MAX_LEXEME = 2047  # bytes
+MAX_POSITIONS = 256
+MAX_VECTOR = 1_000_000  # bytes of lexemes, under PostgreSQL's 1 MB
+BACKFILL_BATCH = 5_000
+LOG_FROM = 20_000  # a backfill this large logs its progress
+
+SCHEMA = """
+CREATE TABLE recall_index (
+    exchange_id BIGINT PRIMARY KEY REFERENCES exchanges(id) ON DELETE CASCADE,
+    terms TSVECTOR NOT NULL
+);
+"""
+GIN = "CREATE INDEX recall_index_terms ON recall_index USING GIN (terms) WITH (fastupdate = off)"
+# The generated vector of migration 0002 (raw text through unaccent): replaced by this.
+DROP_OLD = """
+DROP INDEX IF EXISTS exchanges_search;
+ALTER TABLE exchanges DROP COLUMN IF EXISTS search;
+DROP FUNCTION IF EXISTS ventana_fold(TEXT);
+"""
+# Per query lexeme (the document mark first): how many of the index's rows hold it.
+STATS = (
+    "SELECT u.n, (SELECT count(*) FROM recall_index r WHERE r.terms @@ u.q) AS df"
+    " FROM unnest(%(each)s::tsquery[]) WITH ORDINALITY AS u(q, n) ORDER BY u.n"
+)
+# The episode's matching exchanges below `before`, with their terms (one per occurrence).
+# The key's matches are read first through the GIN index (MATERIALIZED: the planner
+# would otherwise walk the whole episode once it is large), then filtered by episode.
+SEARCH = (
+    "WITH m AS MATERIALIZED (SELECT exchange_id, terms FROM recall_index"
+    "   WHERE terms @@ %(query)s::tsquery)"
+    " SELECT x.id, x.episode_id, x.user_text, x.reply_text, x.created_at,"
+    " ARRAY(SELECT t.lexeme FROM unnest(m.terms) t, generate_series(1, cardinality(t.positions))"
+    "   WHERE t.lexeme <> %(mark)s) AS terms"
+    " FROM m JOIN exchanges x ON x.id = m.exchange_id"
+    " WHERE x.episode_id = %(ep)s AND x.id < %(before)s"
+    " ORDER BY (SELECT sum(u.w) FROM unnest(%(each)s::tsquery[], %(weights)s::float8[]) AS u(q, w)"
+    "   WHERE m.terms @@ u.q) DESC, ts_rank(m.terms, %(query)s::tsquery) DESC, x.id DESC"
+    " LIMIT %(limit)s"
+)
+SIZE = (
+    "SELECT (SELECT count(*) FROM recall_index r JOIN exchanges x ON x.id = r.exchange_id"
+    "   JOIN sessions s ON s.id = x.session_id WHERE s.key = %s) AS indexed,"
+    " pg_total_relation_size('recall_index') AS bytes"
+)
+_UNBOUNDED = 2**62
+
+
+def _prefix(session_id: int) -> str:
+    return f"k{session_id}_"
+
+
+def _quoted(lexeme: str) -> str:
+    """A lexeme as tsvector/tsquery input: quoted, its quotes and backslashes escaped."""
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def vector(session_id: int, user_text: str, reply_text: str) -> str:
+    """The `tsvector` literal indexed for one signal exchange (see the module docstring)."""
+    prefix = _prefix(session_id)
+    parts, size = [f"{_quoted(prefix + '_n')}:1"], 0
+    for term, n in Counter(terms(user_text) + terms(reply_text)).items():
+        lexeme = prefix + term
+        length = len(lexeme.encode())
+        if length > MAX_LEXEME:
+            continue
+        size += length
+        if size > MAX_VECTOR:
+            break
+        positions = ",".join(str(p) for p in range(1, min(n, MAX_POSITIONS) + 1))
+        parts.append(f"{_quoted(lexeme)}:{positions}")
+    return " ".join(parts)
+
+
+def indexed(new: NewExchange) -> str | None:
+    """What `sql.RECORD_EXCHANGE` indexes with the exchange: its vector, or nothing for
+    noise (never indexed)."""
+    return vector(new.session_id, new.user_text, new.reply_text) if new.signal else None
+
+
+def _term_query(session_id: int, term: str) -> str:
+    return _quoted(_prefix(session_id) + term)
+
+
+def stats_params(session_id: int, query: Sequence[QueryTerm]) -> dict[str, Any]:
+    """`STATS` for `query`: the document mark's lexeme, then each term's."""
+    return {
+        "each": [_term_query(session_id, "_n"), *(_term_query(session_id, q.term) for q in query)]
+    }
+
+
+async def key_stats(
+    conn: Conn, session_id: int, query: Sequence[QueryTerm]
+) -> tuple[int, dict[str, int]]:
+    """The key's indexed exchanges and the document frequency of each query term found."""
+    cur = await conn.cursor(row_factory=dict_row).execute(STATS, stats_params(session_id, query))
+    counts = [int(r["df"]) for r in await cur.fetchall()]
+    return counts[0], {q.term: n for q, n in zip(query, counts[1:], strict=True) if n}
+
+
+def search_params(
+    session_id: int,
+    episode_id: int,
+    wanted: Sequence[QueryTerm],
+    df: dict[str, int],
+    docs: int,
+    before: int | None,
+) -> dict[str, Any]:
+    """`SEARCH` for the searchable terms: candidates ordered by the IDF-weighted sum of
+    the terms they match."""
+    each = [_term_query(session_id, q.term) for q in wanted]
+    return {
+        "mark": _prefix(session_id) + "_n",
+        "query": " | ".join(each),
+        "each": each,
+        "weights": [q.weight * idf(df[q.term], docs) for q in wanted],
+        "ep": episode_id,
+        "before": _UNBOUNDED if before is None else before,
+        "limit": CANDIDATES,
+    }
+
+
+def _candidate(row: dict[str, Any], cut: int) -> Candidate:
+    exchange = Exchange(
+        int(row["id"]), int(row["episode_id"]), row["user_text"], row["reply_text"], True,
+        None, row["created_at"],
+    )  # fmt: skip
+    return Candidate(exchange, tuple(t[cut:] for t in row["terms"]))
+
+
+async def backfill(conn: Conn, *, batch: int = BACKFILL_BATCH, log_from: int = LOG_FROM) -> int:
+    """Index every stored signal exchange not yet indexed, in batches of `batch`, in the
+    caller's transaction; progress is logged when at least `log_from` rows are due."""
+    cur = conn.cursor(row_factory=dict_row)
+    await cur.execute(
+        "SELECT count(*) AS n FROM exchanges x WHERE x.signal"
+        " AND NOT EXISTS (SELECT 1 FROM recall_index r WHERE r.exchange_id = x.id)"
+    )
+    row = await cur.fetchone()
+    total, done, last = int(row["n"]) if row else 0, 0, 0
+    while done < total:
+        await cur.execute(
+            "SELECT x.id, x.session_id, x.user_text, x.reply_text FROM exchanges x"
+            " WHERE x.signal AND x.id > %s"
+            " AND NOT EXISTS (SELECT 1 FROM recall_index r WHERE r.exchange_id = x.id)"
+            " ORDER BY x.id LIMIT %s",
+            (last, batch),
+        )
+        rows = await cur.fetchall()
+        if not rows:
+            break
+        await cur.executemany(
+            "INSERT INTO recall_index (exchange_id, terms) VALUES (%s, %s::tsvector)",
+            [
+                (r["id"], vector(int(r["session_id"]), r["user_text"], r["reply_text"]))
+                for r in rows
+            ],
+        )
+        last, done = int(rows[-1]["id"]), done + len(rows)
+        if total >= log_from:
+            log.info("recall_backfill", done=done, total=total)
+    return done
+
+
+async def migrate(conn: Conn) -> None:
+    """The migration: the old generated vector out, the side table in, backfilled, then
+    its GIN index (built once over the backfilled rows, quicker than row by row)."""
+    await conn.execute(DROP_OLD)
+    await conn.execute(SCHEMA)
+    await backfill(conn)
+    await conn.execute(GIN)
+
+
+class PostgresRecallIndex:
+    """`RecallIndex` for `PostgresStore`, which provides the pool."""
+
+    if TYPE_CHECKING:
+        _pool: AsyncConnectionPool[Any]
+
+    async def recall(
+        self,
+        session_id: int,
+        episode_id: int,
+        query: Sequence[QueryTerm],
+        before: int | None,
+        limit: int,
+    ) -> list[Hit]:
+        """The ranked hits of `query` in the episode's exchanges with `id < before`: the
+        key's statistics, its best candidates, `rank` over them."""
+        if not query or limit <= 0:
+            return []
+        async with self._pool.connection() as conn:
+            docs, df = await key_stats(conn, session_id, query)
+            wanted = searchable(query, df, docs)
+            if not wanted:
+                return []
+            params = search_params(session_id, episode_id, wanted, df, docs, before)
+            cur = await conn.cursor(row_factory=dict_row).execute(SEARCH, params)
+            rows = await cur.fetchall()
+        cut = len(_prefix(session_id))
+        return rank(wanted, [_candidate(r, cut) for r in rows], df, docs, limit)
+
+    async def recall_index_size(self, key: str) -> tuple[int, int]:
+        """(indexed exchanges of `key`, bytes of the recall table and its GIN index)."""
+        async with self._pool.connection() as conn:
+            cur = await conn.cursor(row_factory=dict_row).execute(SIZE, (key,))
+            row = await cur.fetchone()
+        return (int(row["indexed"]), int(row["bytes"])) if row else (0, 0)
