@@ -16,7 +16,7 @@ from memory import noise
 from memory.carry_over import carry_over_block
 from memory.episodes import Episodes
 from memory.fold.service import FoldService
-from memory.policy import Assembly, FoldFirst, TooLarge, assemble, plan_request
+from memory.policy import Assembly, FoldFirst, Parts, TooLarge, assemble, plan_request
 from memory.recall.block import Costs, render
 from memory.recall.port import RecallIndex
 from memory.recall.rank import Hit
@@ -209,15 +209,16 @@ class MemoryEngine:
             log.warning("sync_fold_timeout", key=key, seconds=self.config.sync_fold_seconds)
             return False
 
+    def _parts(self, state: TurnState, message: str) -> Parts:
+        carry = carry_over_block(state.episode.carry_over, self.config.language)
+        prompt = self.config.system_prompt
+        return Parts(prompt, state.summary, state.pending, state.window, message, carry)
+
     def _plan(
         self, state: TurnState, message: str, hits: tuple[Hit, ...] = ()
     ) -> Assembly | FoldFirst | TooLarge:
         return plan_request(
-            self.config.system_prompt,
-            state.summary,
-            state.pending,
-            state.window,
-            message,
+            self._parts(state, message),
             count=self.count,
             budget=self.config.context_tokens,
             summary_cap=self.config.summary_tokens,
@@ -225,23 +226,16 @@ class MemoryEngine:
             recall=hits,
             recall_tokens=self.config.recall_tokens,
             recall_count=self.recall_costs,
-            carry_over=carry_over_block(state.episode.carry_over, self.config.language),
         )
 
     def _assemble(self, state: TurnState, message: str, hits: tuple[Hit, ...]) -> Assembly:
+        language = self.config.language
         return assemble(
-            self.config.system_prompt,
-            state.summary,
-            state.pending,
-            state.window,
-            message,
+            self._parts(state, message),
             count=self.count,
             budget=self.config.context_tokens,
-            language=self.config.language,
-            carry_over=carry_over_block(state.episode.carry_over, self.config.language),
-            recall=render(
-                hits, self.config.recall_tokens, self.recall_costs, self.config.language
-            ),
+            language=language,
+            recall=render(hits, self.config.recall_tokens, self.recall_costs, language),
         )
 
     def request_for(self, assembly: Assembly) -> ChatRequest:

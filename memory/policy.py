@@ -78,6 +78,19 @@ class TooLarge:
 Plan = Assembly | FoldFirst | TooLarge
 
 
+@dataclass(frozen=True, slots=True)
+class Parts:
+    """What a request is made of, before it is fitted to the budget: the system prompt,
+    the summary, the exchanges sent verbatim, the new message and the carry-over block."""
+
+    system_prompt: str
+    summary: SummaryVersion | None
+    pending: Sequence[Exchange]
+    window: Sequence[Exchange]
+    message: str
+    carry_over: str = ""
+
+
 def memory_block(summary: SummaryVersion, language: str) -> str:
     label = _LABELS.get(language, _LABELS["en"]).format(
         version=summary.version, checkpoint=summary.checkpoint
@@ -95,20 +108,12 @@ def as_messages(exchanges: Sequence[Exchange]) -> list[Message]:
 
 
 def assemble(
-    system_prompt: str,
-    summary: SummaryVersion | None,
-    pending: Sequence[Exchange],
-    window: Sequence[Exchange],
-    message: str,
-    *,
-    count: Count,
-    budget: int,
-    language: str,
-    recall: RecallBlock = EMPTY,
-    carry_over: str = "",
+    parts: Parts, *, count: Count, budget: int, language: str, recall: RecallBlock = EMPTY
 ) -> Assembly:
     """Build the request as it stands, whether or not it fits: the system prompt, then
     the memory block, the carry-over block and the recall block, each when present."""
+    system_prompt, summary, carry_over = parts.system_prompt, parts.summary, parts.carry_over
+    pending, window, message = parts.pending, parts.window, parts.message
     memo = memory_block(summary, language) if summary and summary.text.strip() else ""
     system = f"{system_prompt}\n\n{memo}" if memo else system_prompt
     system = f"{system}\n\n{carry_over}" if carry_over else system
@@ -130,11 +135,7 @@ def assemble(
 
 
 def plan_request(
-    system_prompt: str,
-    summary: SummaryVersion | None,
-    pending: Sequence[Exchange],
-    window: Sequence[Exchange],
-    message: str,
+    parts: Parts,
     *,
     count: Count,
     budget: int,
@@ -143,25 +144,14 @@ def plan_request(
     recall: Sequence[Hit] = (),
     recall_tokens: int = 0,
     recall_count: Count | None = None,
-    carry_over: str = "",
 ) -> Plan:
     """Fit the request in `budget`: as is; else with less recall, then none (recall
     shrinks first); else fold pending; else fold the window's oldest exchanges; else,
     when the message alone cannot fit, refuse."""
+    pending, window = parts.pending, parts.window
 
     def build(block: RecallBlock) -> Assembly:
-        return assemble(
-            system_prompt,
-            summary,
-            pending,
-            window,
-            message,
-            count=count,
-            budget=budget,
-            language=language,
-            recall=block,
-            carry_over=carry_over,
-        )
+        return assemble(parts, count=count, budget=budget, language=language, recall=block)
 
     rc = recall_count or count  # recalled pieces come back turn after turn: a cached count
     block = render(recall, recall_tokens, rc, language) if recall else EMPTY

@@ -18,7 +18,7 @@ from rich.text import Text
 
 from config.settings import Settings
 from memory.carry_over import carry_over_block
-from memory.policy import assemble
+from memory.policy import Parts, assemble
 from memory.store.postgres.store import PostgresStore
 from memory.store.sqlite.store import SQLiteStore
 from memory.tokens import Tokenizer
@@ -62,11 +62,12 @@ async def collect(
         return None
     exchanges = data["exchanges"]
     carry = carry_over_block(state.episode.carry_over, settings.language)
+    request = Parts(
+        settings.resolved_system_prompt(), state.summary, state.pending, state.window, "", carry
+    )
     plan = assemble(
-        settings.resolved_system_prompt(), state.summary, state.pending, state.window, "",
-        count=tokenizer.count, budget=settings.context_tokens, language=settings.language,
-        carry_over=carry,
-    )  # fmt: skip
+        request, count=tokenizer.count, budget=settings.context_tokens, language=settings.language
+    )
     tokens = dict(plan.tokens)
     tokens.pop("message", None)
     tokens.pop("recall", None)  # recall depends on the message: none without one

@@ -128,20 +128,15 @@ def test_plan_request_drops_the_same_exchanges(
     texts: list[tuple[str, str]], message: str, budget: int, summary_cap: int
 ) -> None:
     window = [Exchange(i, 1, user, reply) for i, (user, reply) in enumerate(texts)]
+    parts = policy.Parts("Sys", None, (), window, message)
     plan = policy.plan_request(
-        "Sys",
-        None,
-        (),
-        window,
-        message,
+        parts,
         count=_count,
         budget=budget,
         summary_cap=summary_cap,
         language="es",
     )
-    full = policy.assemble(
-        "Sys", None, (), window, message, count=_count, budget=budget, language="es"
-    )
+    full = policy.assemble(parts, count=_count, budget=budget, language="es")
     assert full.tokens["window"] == sum(
         _count(e.user_text) + _count(e.reply_text) + 2 * policy.MESSAGE_OVERHEAD for e in window
     )
