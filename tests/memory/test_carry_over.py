@@ -12,12 +12,12 @@ import pytest
 
 from memory.blocks import CARRY_OVER_TAG
 from memory.carry_over import carried, carry_over_block
-from memory.engine import EngineConfig, MemoryEngine
-from memory.fold.service import FoldService
+from memory.engine import MemoryEngine
 from memory.policy import Assembly
 from memory.store.sqlite.store import SQLiteStore
 from memory.types import Exchange, TopicDecision, TurnState
-from tests.support.fakes import FakeSummarizer, ScriptedChatModel
+from tests.support.engine import engine_for as engine_with
+from tests.support.engine import turn as turn_of
 
 KEY = "console:carry"
 OLD = [
@@ -29,13 +29,6 @@ NEW = "Otra cosa: ¿abrís el sábado por la tarde?"
 SECRET_BITS = ("4471", "pantalla", "45,90", "devolváis")
 
 
-class WordTokenizer:
-    name = "words"
-
-    def count(self, text: str) -> int:
-        return len(text.split())
-
-
 async def reset_on_otra(_state: TurnState, message: str, _now: datetime) -> TopicDecision:
     """A topic check that resets exactly when the message starts with "Otra cosa"."""
     if message.startswith("Otra cosa"):
@@ -44,22 +37,12 @@ async def reset_on_otra(_state: TurnState, message: str, _now: datetime) -> Topi
 
 
 def engine_for(store: SQLiteStore, carry: str = "identity") -> MemoryEngine:
-    tok = WordTokenizer()
-    folds = FoldService(
-        store, FakeSummarizer(), tok, window=2, fold_batch=2, summary_tokens=200, language="es"
-    )
-    config = EngineConfig(
-        "Soporte.", window=2, fold_batch=2, context_tokens=4000, reset_carry=carry
-    )
-    return MemoryEngine(store, ScriptedChatModel(), folds, tok, config, topic=reset_on_otra)
+    engine, _ = engine_with(store, window=2, fold_batch=2, reset_carry=carry, topic=reset_on_otra)
+    return engine
 
 
 async def turn(engine: MemoryEngine, text: str) -> Assembly:
-    prepared = await engine.prepare(KEY, text)
-    outcome = await engine.call(prepared)
-    await engine.record(prepared, outcome, shown=("x",))
-    await engine.folds.drain()
-    return outcome.assembly
+    return await turn_of(engine, KEY, text)
 
 
 def sent_text(plan: Assembly) -> str:

@@ -14,19 +14,11 @@ from memory.fold.service import FoldService
 from memory.policy import Assembly
 from memory.store.sqlite.store import SQLiteStore
 from providers.base import ChatRequest, ProviderUnavailable, Usage
+from tests.support.engine import WordTokenizer
 from tests.support.fakes import FakeSummarizer, ScriptedChatModel
 
 KEY = "console:prop"
 BUDGET = 220
-
-
-class WordTokenizer:
-    """Additive and fast: one token per whitespace-separated word."""
-
-    name = "words"
-
-    def count(self, text: str) -> int:
-        return len(text.split())
 
 
 message = st.tuples(

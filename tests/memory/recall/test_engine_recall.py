@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from bot.ops.debug_view import render_debug
-from memory.engine import EngineConfig, MemoryEngine
-from memory.fold.service import FoldService
+from memory.engine import MemoryEngine
 from memory.policy import Assembly
 from memory.store import Store
 from tests.memory.store.conftest import BACKENDS
-from tests.support.fakes import FakeSummarizer, ScriptedChatModel
+from tests.support.engine import engine_for
+from tests.support.engine import turn as turn_of
 
 KEY = "console:case"
 DETAIL = "Cambié los NS a ns1.hostnube.net y ns2.hostnube.net el 14 de febrero"
@@ -31,29 +31,8 @@ ROUTINE = [
 ]
 
 
-class WordTokenizer:
-    name = "words"
-
-    def count(self, text: str) -> int:
-        return len(text.split())
-
-
-def engine_for(store: Store, **config: int) -> tuple[MemoryEngine, ScriptedChatModel]:
-    tok = WordTokenizer()
-    folds = FoldService(
-        store, FakeSummarizer(), tok, window=4, fold_batch=4, summary_tokens=200, language="es"
-    )
-    model = ScriptedChatModel()
-    settings = {"window": 4, "fold_batch": 4, "context_tokens": 4000} | config
-    return MemoryEngine(store, model, folds, tok, EngineConfig("Soporte.", **settings)), model
-
-
 async def turn(engine: MemoryEngine, text: str) -> Assembly:
-    prepared = await engine.prepare(KEY, text)
-    outcome = await engine.call(prepared)
-    await engine.record(prepared, outcome, shown=("x",))
-    await engine.folds.drain()
-    return outcome.assembly
+    return await turn_of(engine, KEY, text)
 
 
 @pytest.fixture(params=["sqlite-memory", "postgres"])
