@@ -58,6 +58,7 @@ _OPENER = re.compile(
 _TAG_NAME = re.compile(r"[a-z][a-z_]*")
 _ATTR_NAME = re.compile(r"[a-z][a-z_-]*")
 _ATTR_UNSAFE = re.compile(r"[^\w .,:+/-]")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
 def neutralize(text: str) -> str:
@@ -81,13 +82,21 @@ def neutralize(text: str) -> str:
 
 
 def _compatibility_shadow(text: str) -> tuple[str, list[int]]:
-    """Each character's NFKC form, and for each shadow character the index it came from."""
+    """Each character's NFKC form, and for each shadow character the index it came from.
+    ASCII runs are their own form: only the other characters are folded one by one."""
     pieces: list[str] = []
     origin: list[int] = []
-    for index, char in enumerate(text):
-        folded = _fold(char)
+    at = 0
+    for found in _NON_ASCII.finditer(text):
+        index = found.start()
+        pieces.append(text[at:index])
+        origin.extend(range(at, index))
+        folded = _fold(text[index])
         pieces.append(folded)
         origin += [index] * len(folded)
+        at = index + 1
+    pieces.append(text[at:])
+    origin.extend(range(at, len(text)))
     return "".join(pieces), origin
 
 
