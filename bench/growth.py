@@ -1,20 +1,25 @@
-"""Growth: per-turn time with 1,000,000 stored messages against 10,000, same run.
+"""Growth: per-turn time with 1,000,000 stored messages over 10,000 keys against 10,000.
 
-    python -m bench.growth [--big N] [--small N] [--turns T] [--rounds R] [--quick]
+    python -m bench.growth [--big N] [--small N] [--per-key M] [--hot X] [--turns T]
+                           [--rounds R] [--quick]
 
-Recall is measured both ways: every round runs its turns with recall on and off on the
-same database (the seeded exchanges are indexed first, as the migration would), so the
-cost recall adds to a turn and the growth ratio with recall on come from one run. One
-key's search alone is also timed against the small and the big index: the index is
-shared by all keys, and a search must not walk the other keys' entries.
+Both databases have the same per-key shape: every key holds `--per-key` messages (100:
+50 exchanges, the last 6 in the window, 2 pending, the rest folded into a summary and
+searchable by recall), so the big one has `--big` ÷ 100 keys and the small one `--small`
+÷ 100. The seeded exchanges are the support case of `bench.data.transcripts` (each key
+from its own starting turn), so the turns' messages find real matches in the key's own
+recall index, which is built over the seeded exchanges as the migration would.
 
-Both databases are seeded straight through sqlite3 (see `bench.data.seed`), in a temporary
-directory that lives only for this run: the big one holds `--big` messages (exchanges ×
-2) over many sessions, one of which (the target) holds a tenth of them; the small one has
-the same shape at `--small`. Each round runs T turns, round-robin over the target and
-nine other seeded sessions, through `app.handler.handle` with a zero-latency model and
-default settings; rounds alternate small/big. Per-turn p50 and mean are the medians over
-rounds; the figure is big ÷ small.
+Each round runs T turns, round-robin over ten ordinary keys, through
+`app.handler.handle` with a zero-latency model and default settings, with recall on and
+off on the same database; rounds alternate small/big and the on/off order. Per-turn p50
+and mean are the medians over rounds; the growth figure is big ÷ small with recall on.
+What recall adds is on − off in the big database. One key's search alone is timed on
+both indexes: the index is shared by all keys, and a search must not walk the other
+keys' entries (big ÷ small ≈ 1).
+
+The big database also holds one hot key (`--hot` exchanges, outside the 1,000,000):
+its turns are timed on their own line, not in the growth figure.
 """
 
 from __future__ import annotations
@@ -46,8 +51,10 @@ from memory.recall.terms import query_terms
 from memory.store.sqlite import recall_index
 from memory.store.sqlite.store import SQLiteStore
 
-SESSIONS_PER_DB = 1000
-OTHERS = 9
+PER_KEY = 100  # messages per key
+TURN_KEYS = 10  # ordinary keys the turns go round
+HOT_KEY = "telegram:hot"
+CASE = tuple((turn.user, turn.reply) for turn in long_support(320))
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,12 +67,24 @@ class Size:
     search_s: float = 0.0  # one key's recall search alone, p50
     index_s: float = 0.0  # building the recall index over the seeded exchanges
     forget_s: float = 0.0  # `/forget` of one ordinary key, its index shard merged
+    keys: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Hot:
+    """The hot key's turns in the big database, recall on and off."""
+
+    exchanges: int
+    p50_s: float
+    off_p50_s: float
+    search_s: float
 
 
 @dataclass(frozen=True, slots=True)
 class Result:
     small: Size
     big: Size
+    hot: Hot | None = None
 
     @property
     def p50_ratio(self) -> float:
@@ -76,15 +95,21 @@ class Result:
         return self.big.mean_s / self.small.mean_s
 
 
-def layout(messages: int) -> list[SeedSession]:
-    """A tenth of the exchanges in the target session, the rest spread evenly."""
-    exchanges = messages // 2
-    target = exchanges // 10
-    sessions = min(SESSIONS_PER_DB, max(OTHERS + 1, exchanges // 50))
-    rest, extra = divmod(exchanges - target, sessions - 1)
-    out = [SeedSession("telegram:1", target, pending=2)]
-    for i in range(2, sessions + 1):
-        out.append(SeedSession(f"telegram:{i}", rest + (1 if i - 2 < extra else 0), pending=2))
+def key(n: int) -> str:
+    return f"telegram:{n}"
+
+
+def layout(messages: int, per_key: int = PER_KEY, hot: int = 0) -> list[SeedSession]:
+    """`messages` ÷ `per_key` keys of `per_key` messages each (the support case, each from
+    its own turn), and a hot key of `hot` exchanges when asked."""
+    exchanges = max(1, per_key // 2)
+    count = max(TURN_KEYS, messages // (exchanges * 2))
+    out = [
+        SeedSession(key(i), exchanges, pending=2, turns=CASE, offset=i * 37)
+        for i in range(1, count + 1)
+    ]
+    if hot:
+        out.append(SeedSession(HOT_KEY, hot, pending=2, turns=CASE))
     return out
 
 
@@ -94,27 +119,28 @@ def index_seeded(path: Path) -> float:
     db = sqlite3.connect(path, isolation_level=None)
     try:
         db.execute("BEGIN")
-        recall_index.rebuild(db, progress=False)
+        recall_index.rebuild(db)
         db.execute("COMMIT")
     finally:
         db.close()
     return time.perf_counter() - t0
 
 
-def search_time(path: Path, texts: Sequence[str], calls: int = 300) -> float:
-    """p50 of one key's search (telegram:2, the same size in both databases)."""
+def search_time(path: Path, texts: Sequence[str], who: str, calls: int = 300) -> float:
+    """p50 of one key's search (its query terms built outside the timing)."""
     db = sqlite3.connect(path)
     try:
         sid, episode = db.execute(
-            "SELECT id, current_episode_id FROM sessions WHERE key = 'telegram:2'"
+            "SELECT id, current_episode_id FROM sessions WHERE key = ?", (who,)
         ).fetchone()
+        queries = [query_terms(text) for text in texts]
         times = []
         for n in range(calls):
-            query = query_terms(texts[n % len(texts)])
             t0 = time.perf_counter()
             recall_index.search(
-                db, session_id=sid, episode_id=episode, query=query, before=None, limit=8
-            )
+                db, session_id=sid, episode_id=episode, query=queries[n % len(queries)],
+                before=None, limit=8,
+            )  # fmt: skip
             times.append(time.perf_counter() - t0)
         return percentile(times, 50)
     finally:
@@ -122,27 +148,27 @@ def search_time(path: Path, texts: Sequence[str], calls: int = 300) -> float:
 
 
 async def forget_time(path: Path) -> float:
-    """Wall time of forgetting one ordinary key (telegram:3) through the store."""
+    """Wall time of forgetting one ordinary key (not one the turns use) through the store."""
     store = await SQLiteStore.open(path)
     try:
         t0 = time.perf_counter()
-        await store.forget("telegram:3")
+        await store.forget(key(TURN_KEYS + 1))
         return time.perf_counter() - t0
     finally:
         await store.close()
 
 
 async def _turns(
-    db: Path, turns: int, round_no: int, texts: Sequence[str], recall: str = "on"
+    db: Path, turns: int, tag: str, texts: Sequence[str], keys: Sequence[str], recall: str
 ) -> list[float]:
     app = await build_app(bench_settings(db, recall=recall), FastChat())
-    keys = ["telegram:1"] + [f"telegram:{i}" for i in range(2, 2 + OTHERS)]
     times: list[float] = []
     try:
         for t in range(turns):
-            key = keys[t % len(keys)]
-            text = texts[t % len(texts)]
-            inbound = Inbound(key, text, f"growth-{round_no}-{recall}-{t}", ts(t), key)
+            who = keys[t % len(keys)]
+            # Every turn says something new: a real message is not in any per-text cache.
+            text = f"{texts[t % len(texts)]} ({tag}{recall} {t})"
+            inbound = Inbound(who, text, f"growth-{tag}-{recall}-{t}", ts(t), who)
             t0 = time.perf_counter()
             await app.handler.handle(inbound)
             times.append(time.perf_counter() - t0)
@@ -152,30 +178,49 @@ async def _turns(
     return times
 
 
-async def measure(small: int, big: int, turns: int, rounds: int) -> Result:
+async def _seeded(path: Path, sessions: list[SeedSession], name: str) -> tuple[int, float, float]:
+    t0 = time.perf_counter()
+    count = await asyncio.to_thread(seed, path, sessions, progress=name)
+    seeded = time.perf_counter() - t0
+    return count, seeded, await asyncio.to_thread(index_seeded, path)
+
+
+async def measure(
+    small: int, big: int, turns: int, rounds: int, *, per_key: int = PER_KEY, hot: int = 0
+) -> Result:
     texts = [turn.user for turn in long_support(60)]
+    ordinary = [key(i) for i in range(1, TURN_KEYS + 1)]
     with tempfile.TemporaryDirectory(prefix="ventana-growth-") as tmp:
-        paths, seeded, indexed, search = {}, {}, {}, {}
+        paths, seeded, indexed, search, keys = {}, {}, {}, {}, {}
         for name, messages in (("small", small), ("big", big)):
             paths[name] = Path(tmp) / f"{name}.db"
-            t0 = time.perf_counter()
-            count = await asyncio.to_thread(seed, paths[name], layout(messages))
-            seeded[name] = (count * 2, time.perf_counter() - t0)
-            indexed[name] = await asyncio.to_thread(index_seeded, paths[name])
-        p50s: dict[str, list[float]] = {"small": [], "big": [], "small-off": [], "big-off": []}
+            sessions = layout(messages, per_key, hot if name == "big" else 0)
+            keys[name] = len(sessions) - (1 if hot and name == "big" else 0)
+            count, seed_s, indexed[name] = await _seeded(paths[name], sessions, name)
+            seeded[name] = ((count - (hot if name == "big" else 0)) * 2, seed_s)
+        p50s: dict[str, list[float]] = {n: [] for n in ("small", "big", "small-off", "big-off")}
         means: dict[str, list[float]] = {"small": [], "big": []}
-        await _turns(paths["small"], min(turns, 20), -1, texts)  # warm-up, not counted
+        hots: dict[str, list[float]] = {"on": [], "off": []}
+        await _turns(paths["small"], min(turns, 20), "warm", texts, ordinary, "on")
         for r in range(rounds):
-            for name in ("small", "big"):
+            for name in ("small", "big") if r % 2 == 0 else ("big", "small"):
                 for recall in ("on", "off") if r % 2 == 0 else ("off", "on"):
-                    times = await _turns(paths[name], turns, r, texts, recall)
+                    times = await _turns(paths[name], turns, f"r{r}", texts, ordinary, recall)
                     p50s[name if recall == "on" else f"{name}-off"].append(percentile(times, 50))
                     if recall == "on":
                         means[name].append(statistics.fmean(times))
+                    if hot and name == "big":
+                        got = await _turns(paths[name], turns, f"h{r}", texts, [HOT_KEY], recall)
+                        hots[recall].append(percentile(got, 50))
         forgets = {}
         for name in ("small", "big"):
-            search[name] = search_time(paths[name], texts)
+            search[name] = search_time(paths[name], texts, key(2))
             forgets[name] = await forget_time(paths[name])
+        hot_result = None
+        if hot:
+            hot_search = search_time(paths["big"], texts, HOT_KEY)
+            med = statistics.median
+            hot_result = Hot(hot, med(hots["on"]), med(hots["off"]), hot_search)
     sizes = {
         name: Size(
             seeded[name][0],
@@ -186,26 +231,34 @@ async def measure(small: int, big: int, turns: int, rounds: int) -> Result:
             search[name],
             indexed[name],
             forgets[name],
+            keys[name],
         )
         for name in ("small", "big")
     }
-    return Result(sizes["small"], sizes["big"])
+    return Result(sizes["small"], sizes["big"], hot_result)
 
 
 def report(result: Result) -> list[Target]:
     print("== growth: per-turn time, big DB vs small DB (zero-latency model, recall on)")
     for name, size in (("small", result.small), ("big", result.big)):
         print(
-            f"  {name:<6} {size.messages:>10,} messages (seeded in {size.seed_s:5.1f} s, "
-            f"indexed in {size.index_s:5.1f} s)   p50 {ms(size.p50_s):>10}   "
-            f"mean {ms(size.mean_s):>10}   recall off: p50 {ms(size.off_p50_s):>10}   "
-            f"one key's search p50 {ms(size.search_s):>10}   forget one key {ms(size.forget_s)}"
+            f"  {name:<6} {size.messages:>10,} messages over {size.keys:,} keys (seeded in "
+            f"{size.seed_s:5.1f} s, indexed in {size.index_s:5.1f} s)   p50 {ms(size.p50_s):>9}"
+            f"   mean {ms(size.mean_s):>9}   recall off: p50 {ms(size.off_p50_s):>9}   "
+            f"one key's search p50 {ms(size.search_s):>9}   forget one key {ms(size.forget_s)}"
         )
     print(f"  ratio big/small: p50 {result.p50_ratio:.2f}×   mean {result.mean_ratio:.2f}×")
     added = result.big.p50_s - result.big.off_p50_s
     walk = result.big.search_s / result.small.search_s
     print(f"  recall adds to the big DB's p50: {ms(added)} (on − off, same run)")
     print(f"  one key's search, big ÷ small index: {walk:.2f}× (≈1: no walk over other keys)")
+    if result.hot is not None:
+        hot = result.hot
+        print(
+            f"  hot key ({hot.exchanges:,} exchanges, big DB; not in the growth figure): "
+            f"p50 {ms(hot.p50_s)}, recall off {ms(hot.off_p50_s)}, "
+            f"its search p50 {ms(hot.search_s)}"
+        )
     label = f"per-turn p50, {result.big.messages:,} ÷ {result.small.messages:,} msgs"
     return [Target("growth", label, result.p50_ratio, 1.2, "low", f"{result.p50_ratio:.2f}×")]
 
@@ -222,17 +275,23 @@ def recall_targets(result: Result) -> list[Target]:
 
 
 def main(argv: Sequence[str] | None = None) -> list[Target]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--big", type=int, default=1_000_000, help="messages in the big DB")
     parser.add_argument("--small", type=int, default=10_000, help="messages in the small DB")
+    parser.add_argument("--per-key", type=int, default=PER_KEY, help="messages per key")
+    parser.add_argument("--hot", type=int, default=5_000, help="exchanges of the hot key")
     parser.add_argument("--turns", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--quick", action="store_true", help="100k vs 10k, 30 turns, 1 round")
+    parser.add_argument(
+        "--quick", action="store_true", help="100,000 vs 10,000 messages, 40 turns, 1 round"
+    )
     args = parser.parse_args(argv)
     if args.quick:
-        args.big, args.turns, args.rounds = 100_000, 30, 1
+        args.big, args.turns, args.rounds, args.hot = 100_000, 40, 1, 1_000
     quiet_logs()
-    result = asyncio.run(measure(args.small, args.big, args.turns, args.rounds))
+    result = asyncio.run(
+        measure(args.small, args.big, args.turns, args.rounds, per_key=args.per_key, hot=args.hot)
+    )
     return report(result) + recall_targets(result)
 
 
