@@ -10,12 +10,15 @@ searchable by recall), so the big one has `--big` ÷ 100 keys and the small one 
 from its own starting turn), so the turns' messages find real matches in the key's own
 recall index, which is built over the seeded exchanges as the migration would.
 
-Each round runs T turns, round-robin over ten ordinary keys, through
-`app.handler.handle` with a zero-latency model and default settings, with recall on and
-off on the same database; rounds alternate small/big and the on/off order. Per-turn p50
-and mean are the medians over rounds; the growth figure is big ÷ small with recall on.
-What recall adds is on − off in the big database. One key's search alone is timed on
-both indexes: the index is shared by all keys, and a search must not walk the other
+Four arms are timed: the small and the big database, each with recall on and with
+recall off (a copy of its own, so both start from the same rows). All four stay open and
+take turns in blocks of ten turns, in a rotating order, through `app.handler.handle`
+with a zero-latency model and default settings, round-robin over ten ordinary keys; a
+block's background folds finish before the next arm starts. On a loaded machine every
+arm sees the same load, so the ratios hold even when the absolute times do not. The
+growth figure is the p50 big ÷ small with recall on; what recall adds is on − off in
+the big database. One key's search alone is timed on both indexes, the calls
+interleaved: the index is shared by all keys, and a search must not walk the other
 keys' entries (big ÷ small ≈ 1).
 
 The big database also holds one hot key (`--hot` exchanges, outside the 1,000,000):
@@ -26,12 +29,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shutil
 import sqlite3
 import statistics
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.common import (
@@ -46,6 +50,7 @@ from bench.common import (
 )
 from bench.data.seed import SeedSession, seed
 from bench.data.transcripts import long_support
+from bot.app import App
 from bot.conversation.inbound import Inbound
 from memory.recall.terms import query_terms
 from memory.store.sqlite import recall_index
@@ -54,6 +59,7 @@ from memory.store.sqlite.store import SQLiteStore
 PER_KEY = 100  # messages per key
 TURN_KEYS = 10  # ordinary keys the turns go round
 HOT_KEY = "telegram:hot"
+BLOCK = 10  # turns an arm runs before the next arm takes over
 CASE = tuple((turn.user, turn.reply) for turn in long_support(320))
 
 
@@ -126,25 +132,33 @@ def index_seeded(path: Path) -> float:
     return time.perf_counter() - t0
 
 
-def search_time(path: Path, texts: Sequence[str], who: str, calls: int = 300) -> float:
-    """p50 of one key's search (its query terms built outside the timing)."""
-    db = sqlite3.connect(path)
+def search_times(
+    paths: Sequence[Path], texts: Sequence[str], who: str, calls: int = 300
+) -> list[float]:
+    """p50 of one key's search in each database, their calls interleaved (a loaded
+    machine slows both alike); the query terms are built outside the timing."""
+    dbs = [sqlite3.connect(path) for path in paths]
     try:
-        sid, episode = db.execute(
-            "SELECT id, current_episode_id FROM sessions WHERE key = ?", (who,)
-        ).fetchone()
+        where = [
+            db.execute(
+                "SELECT id, current_episode_id FROM sessions WHERE key = ?", (who,)
+            ).fetchone()
+            for db in dbs
+        ]
         queries = [query_terms(text) for text in texts]
-        times = []
+        times: list[list[float]] = [[] for _ in dbs]
         for n in range(calls):
-            t0 = time.perf_counter()
-            recall_index.search(
-                db, session_id=sid, episode_id=episode, query=queries[n % len(queries)],
-                before=None, limit=8,
-            )  # fmt: skip
-            times.append(time.perf_counter() - t0)
-        return percentile(times, 50)
+            for db, (sid, episode), out in zip(dbs, where, times, strict=True):
+                t0 = time.perf_counter()
+                recall_index.search(
+                    db, session_id=sid, episode_id=episode, query=queries[n % len(queries)],
+                    before=None, limit=8,
+                )  # fmt: skip
+                out.append(time.perf_counter() - t0)
+        return [percentile(out, 50) for out in times]
     finally:
-        db.close()
+        for db in dbs:
+            db.close()
 
 
 async def forget_time(path: Path) -> float:
@@ -158,24 +172,28 @@ async def forget_time(path: Path) -> float:
         await store.close()
 
 
-async def _turns(
-    db: Path, turns: int, tag: str, texts: Sequence[str], keys: Sequence[str], recall: str
-) -> list[float]:
-    app = await build_app(bench_settings(db, recall=recall), FastChat())
-    times: list[float] = []
-    try:
-        for t in range(turns):
-            who = keys[t % len(keys)]
+@dataclass
+class Arm:
+    """One configuration whose turns are timed: a database, recall on or off, the keys."""
+
+    app: App
+    recall: str
+    keys: Sequence[str]
+    times: list[float] = field(default_factory=list)
+    said: int = 0
+
+    async def turns(self, n: int, texts: Sequence[str], tag: str, keep: bool = True) -> None:
+        for _ in range(n):
+            who = self.keys[self.said % len(self.keys)]
             # Every turn says something new: a real message is not in any per-text cache.
-            text = f"{texts[t % len(texts)]} ({tag}{recall} {t})"
-            inbound = Inbound(who, text, f"growth-{tag}-{recall}-{t}", ts(t), who)
+            text = f"{texts[self.said % len(texts)]} ({tag} {self.said})"
+            inbound = Inbound(who, text, f"growth-{tag}-{self.said}", ts(self.said), who)
+            self.said += 1
             t0 = time.perf_counter()
-            await app.handler.handle(inbound)
-            times.append(time.perf_counter() - t0)
-        await app.folds.drain()
-    finally:
-        await app.aclose()
-    return times
+            await self.app.handler.handle(inbound)
+            if keep:
+                self.times.append(time.perf_counter() - t0)
+        await self.app.folds.drain()  # no fold of this arm runs into the next one's turns
 
 
 async def _seeded(path: Path, sessions: list[SeedSession], name: str) -> tuple[int, float, float]:
@@ -185,49 +203,66 @@ async def _seeded(path: Path, sessions: list[SeedSession], name: str) -> tuple[i
     return count, seeded, await asyncio.to_thread(index_seeded, path)
 
 
+async def _run_arms(arms: dict[str, Arm], turns: int, rounds: int, texts: Sequence[str]) -> None:
+    """Every arm's turns in blocks of `BLOCK`, the arms taking turns in a rotating order,
+    so the load of a shared machine falls on all of them alike."""
+    names = list(arms)
+    for name in names:  # warm-up, not counted
+        await arms[name].turns(BLOCK, texts, f"warm-{name}", keep=False)
+    blocks = max(1, turns * rounds // BLOCK)
+    for b in range(blocks):
+        for name in names[b % len(names) :] + names[: b % len(names)]:
+            await arms[name].turns(BLOCK, texts, name)
+
+
 async def measure(
     small: int, big: int, turns: int, rounds: int, *, per_key: int = PER_KEY, hot: int = 0
 ) -> Result:
     texts = [turn.user for turn in long_support(60)]
     ordinary = [key(i) for i in range(1, TURN_KEYS + 1)]
     with tempfile.TemporaryDirectory(prefix="ventana-growth-") as tmp:
-        paths, seeded, indexed, search, keys = {}, {}, {}, {}, {}
+        paths, seeded, indexed, keys = {}, {}, {}, {}
         for name, messages in (("small", small), ("big", big)):
             paths[name] = Path(tmp) / f"{name}.db"
             sessions = layout(messages, per_key, hot if name == "big" else 0)
             keys[name] = len(sessions) - (1 if hot and name == "big" else 0)
             count, seed_s, indexed[name] = await _seeded(paths[name], sessions, name)
             seeded[name] = ((count - (hot if name == "big" else 0)) * 2, seed_s)
-        p50s: dict[str, list[float]] = {n: [] for n in ("small", "big", "small-off", "big-off")}
-        means: dict[str, list[float]] = {"small": [], "big": []}
-        hots: dict[str, list[float]] = {"on": [], "off": []}
-        await _turns(paths["small"], min(turns, 20), "warm", texts, ordinary, "on")
-        for r in range(rounds):
-            for name in ("small", "big") if r % 2 == 0 else ("big", "small"):
-                for recall in ("on", "off") if r % 2 == 0 else ("off", "on"):
-                    times = await _turns(paths[name], turns, f"r{r}", texts, ordinary, recall)
-                    p50s[name if recall == "on" else f"{name}-off"].append(percentile(times, 50))
-                    if recall == "on":
-                        means[name].append(statistics.fmean(times))
-                    if hot and name == "big":
-                        got = await _turns(paths[name], turns, f"h{r}", texts, [HOT_KEY], recall)
-                        hots[recall].append(percentile(got, 50))
-        forgets = {}
-        for name in ("small", "big"):
-            search[name] = search_time(paths[name], texts, key(2))
-            forgets[name] = await forget_time(paths[name])
+            paths[f"{name}-off"] = Path(tmp) / f"{name}-off.db"  # recall off: its own copy
+            await asyncio.to_thread(shutil.copyfile, paths[name], paths[f"{name}-off"])
+        search = dict(
+            zip(
+                ("small", "big"),
+                search_times([paths["small"], paths["big"]], texts, key(2)),
+                strict=True,
+            )
+        )
+        arms: dict[str, Arm] = {}
+        try:
+            for name in ("small", "big", "small-off", "big-off"):
+                recall = "off" if name.endswith("-off") else "on"
+                app = await build_app(bench_settings(paths[name], recall=recall), FastChat())
+                arms[name] = Arm(app, recall, ordinary)
+                if hot and name.startswith("big"):
+                    arms[f"hot-{recall}"] = Arm(app, recall, [HOT_KEY])
+            await _run_arms(arms, turns, rounds, texts)
+        finally:
+            for name in ("small", "big", "small-off", "big-off"):
+                if name in arms:
+                    await arms[name].app.aclose()
+        forgets = {name: await forget_time(paths[name]) for name in ("small", "big")}
         hot_result = None
         if hot:
-            hot_search = search_time(paths["big"], texts, HOT_KEY)
-            med = statistics.median
-            hot_result = Hot(hot, med(hots["on"]), med(hots["off"]), hot_search)
+            [hot_search] = search_times([paths["big"]], texts, HOT_KEY)
+            on, off = arms["hot-on"].times, arms["hot-off"].times
+            hot_result = Hot(hot, percentile(on, 50), percentile(off, 50), hot_search)
     sizes = {
         name: Size(
             seeded[name][0],
             seeded[name][1],
-            statistics.median(p50s[name]),
-            statistics.median(means[name]),
-            statistics.median(p50s[f"{name}-off"]),
+            percentile(arms[name].times, 50),
+            statistics.fmean(arms[name].times),
+            percentile(arms[f"{name}-off"].times, 50),
             search[name],
             indexed[name],
             forgets[name],
@@ -281,13 +316,13 @@ def main(argv: Sequence[str] | None = None) -> list[Target]:
     parser.add_argument("--per-key", type=int, default=PER_KEY, help="messages per key")
     parser.add_argument("--hot", type=int, default=5_000, help="exchanges of the hot key")
     parser.add_argument("--turns", type=int, default=100)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3, help="turns × rounds an arm")
     parser.add_argument(
-        "--quick", action="store_true", help="100,000 vs 10,000 messages, 40 turns, 1 round"
+        "--quick", action="store_true", help="100,000 vs 10,000 messages, 60 turns an arm"
     )
     args = parser.parse_args(argv)
     if args.quick:
-        args.big, args.turns, args.rounds, args.hot = 100_000, 40, 1, 1_000
+        args.big, args.turns, args.rounds, args.hot = 100_000, 60, 1, 1_000
     quiet_logs()
     result = asyncio.run(
         measure(args.small, args.big, args.turns, args.rounds, per_key=args.per_key, hot=args.hot)
