@@ -204,8 +204,21 @@ def rebuild(db: sqlite3.Connection, *, progress: bool | None = None) -> int:
             advance(len(rows))
     for shard in range(SHARDS):  # one segment per shard: a search reads one b-tree each
         db.execute(f"INSERT INTO recall_fts_{shard} (recall_fts_{shard}) VALUES ('optimize')")
+    _restat(db)
     db.execute("UPDATE recall_meta SET built = 1")
     return done
+
+
+def _restat(db: sqlite3.Connection) -> None:
+    """Statistics of the shards' own tables refreshed, when the database has any: a
+    `sqlite_stat1` taken while they were empty makes FTS5's internal range delete
+    (`DELETE FROM …_data WHERE id >= ? AND id <= ?`, run at every merge) scan the whole
+    shard, 20 ms a merge on a 1M-message database instead of microseconds."""
+    if _first(db.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'")) is None:
+        return
+    for shard in range(SHARDS):
+        db.execute(f"ANALYZE recall_fts_{shard}_data")
+        db.execute(f"ANALYZE recall_fts_{shard}_idx")
 
 
 def build_if_needed(db: sqlite3.Connection) -> int:
