@@ -140,8 +140,9 @@ def _candidate(row: Sequence[Any], prefix: str) -> Candidate:
         None,
         datetime.fromisoformat(row[5]) if row[5] else None,
     )
-    cut = len(prefix)
-    return Candidate(exchange, tuple(t[cut:] for t in row[1].split(" ")[1:]))
+    # Every term is written after a space (the first is the key's document mark), and
+    # none holds one: dropping " k<id>_" where it starts a term leaves the bare terms.
+    return Candidate(exchange, tuple((" " + row[1]).replace(" " + prefix, " ").split()[1:]))
 
 
 def forget_session(db: sqlite3.Connection, session_id: int) -> int:
