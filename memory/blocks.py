@@ -65,6 +65,8 @@ def neutralize(text: str) -> str:
     """`text` with the `<` (or its lookalike or entity) of every reserved tag replaced by
     `SAFE_OPEN`; the rest is kept as written, so the text stays readable."""
     if text.isascii() or unicodedata.is_normalized("NFKC", text):  # the usual case: fast
+        if "<" not in text and "&" not in text:  # every opener starts with one of them
+            return text
         shadow, origin = text, None
     else:  # match on compatibility forms: fullwidth `＜ｍｅｍｏｒｙ`, math letters, ligatures
         shadow, origin = _compatibility_shadow(text)
