@@ -84,7 +84,9 @@ def _words(token: str) -> list[str]:
     for word in _WORD.findall(token):
         if word in FUNCTION_WORDS or (len(word) < MIN_WORD and word not in _SHORT):
             continue
-        out.append(stem(word))
+        stemmed = stem(word)
+        if stemmed not in FUNCTION_WORDS:  # "thata" stems to "that": still nothing to search
+            out.append(stemmed)
     return out
 
 
