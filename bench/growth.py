@@ -11,7 +11,9 @@ from its own starting turn), so the turns' messages find real matches in the key
 recall index, which is built over the seeded exchanges as the migration would.
 
 Four arms are timed: the small and the big database, each with recall on and with
-recall off (a copy of its own, so both start from the same rows). All four stay open and
+recall off, each arm on a database of its own seeded alike (the same rows, but for a
+word that ends every user text, and replies that name the arm: no arm finds its texts
+in a per-text cache another arm filled, as no real chat finds another's). All four stay open and
 take turns in blocks of ten turns, in a rotating order, through `app.handler.handle`
 with a zero-latency model and default settings, round-robin over ten ordinary keys; a
 block's background folds finish before the next arm starts. On a loaded machine every
@@ -29,13 +31,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import shutil
 import sqlite3
 import statistics
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from bench.common import (
@@ -55,11 +56,14 @@ from bot.conversation.inbound import Inbound
 from memory.recall.terms import query_terms
 from memory.store.sqlite import recall_index
 from memory.store.sqlite.store import SQLiteStore
+from providers.base import ChatReply, ChatRequest
 
 PER_KEY = 100  # messages per key
 TURN_KEYS = 10  # ordinary keys the turns go round
 HOT_KEY = "telegram:hot"
 BLOCK = 10  # turns an arm runs before the next arm takes over
+SETTLE_S = 0.1  # after its block, an arm's background writes finish before the next
+MARKS = {"small": "(norte)", "small-off": "(sur)", "big": "(este)", "big-off": "(oeste)"}
 CASE = tuple((turn.user, turn.reply) for turn in long_support(320))
 
 
@@ -105,17 +109,20 @@ def key(n: int) -> str:
     return f"telegram:{n}"
 
 
-def layout(messages: int, per_key: int = PER_KEY, hot: int = 0) -> list[SeedSession]:
+def layout(
+    messages: int, per_key: int = PER_KEY, hot: int = 0, mark: str = ""
+) -> list[SeedSession]:
     """`messages` ÷ `per_key` keys of `per_key` messages each (the support case, each from
-    its own turn), and a hot key of `hot` exchanges when asked."""
+    its own turn), and a hot key of `hot` exchanges when asked; `mark` ends every user
+    text, so two databases seeded with different marks share no text."""
     exchanges = max(1, per_key // 2)
     count = max(TURN_KEYS, messages // (exchanges * 2))
     out = [
-        SeedSession(key(i), exchanges, pending=2, turns=CASE, offset=i * 37)
+        SeedSession(key(i), exchanges, pending=2, turns=CASE, offset=i * 37, mark=mark)
         for i in range(1, count + 1)
     ]
     if hot:
-        out.append(SeedSession(HOT_KEY, hot, pending=2, turns=CASE))
+        out.append(SeedSession(HOT_KEY, hot, pending=2, turns=CASE, mark=mark))
     return out
 
 
@@ -172,6 +179,18 @@ async def forget_time(path: Path) -> float:
         await store.close()
 
 
+class ArmChat(FastChat):
+    """`FastChat` whose replies name the arm: no two arms write the same reply."""
+
+    def __init__(self, arm: str) -> None:
+        super().__init__()
+        self.arm = arm
+
+    async def complete(self, request: ChatRequest) -> ChatReply:
+        reply = await super().complete(request)
+        return replace(reply, text=f"{reply.text} ({self.arm})")
+
+
 @dataclass
 class Arm:
     """One configuration whose turns are timed: a database, recall on or off, the keys."""
@@ -194,6 +213,7 @@ class Arm:
             if keep:
                 self.times.append(time.perf_counter() - t0)
         await self.app.folds.drain()  # no fold of this arm runs into the next one's turns
+        await asyncio.sleep(SETTLE_S)  # nor its lazy "done" marks (committed within 50 ms)
 
 
 async def _seeded(path: Path, sessions: list[SeedSession], name: str) -> tuple[int, float, float]:
@@ -223,13 +243,16 @@ async def measure(
     with tempfile.TemporaryDirectory(prefix="ventana-growth-") as tmp:
         paths, seeded, indexed, keys = {}, {}, {}, {}
         for name, messages in (("small", small), ("big", big)):
-            paths[name] = Path(tmp) / f"{name}.db"
-            sessions = layout(messages, per_key, hot if name == "big" else 0)
-            keys[name] = len(sessions) - (1 if hot and name == "big" else 0)
-            count, seed_s, indexed[name] = await _seeded(paths[name], sessions, name)
-            seeded[name] = ((count - (hot if name == "big" else 0)) * 2, seed_s)
-            paths[f"{name}-off"] = Path(tmp) / f"{name}-off.db"  # recall off: its own copy
-            await asyncio.to_thread(shutil.copyfile, paths[name], paths[f"{name}-off"])
+            for arm, mark in ((name, MARKS[name]), (f"{name}-off", MARKS[f"{name}-off"])):
+                # Each arm its own database, seeded alike but for a mark in every user
+                # text: no arm finds its texts in a per-text cache another arm filled.
+                paths[arm] = Path(tmp) / f"{arm}.db"
+                sessions = layout(messages, per_key, hot if name == "big" else 0, mark)
+                count, seed_s, index_s = await _seeded(paths[arm], sessions, arm)
+                if arm == name:
+                    keys[name] = len(sessions) - (1 if hot and name == "big" else 0)
+                    seeded[name] = ((count - (hot if name == "big" else 0)) * 2, seed_s)
+                    indexed[name] = index_s
         search = dict(
             zip(
                 ("small", "big"),
@@ -241,15 +264,15 @@ async def measure(
         try:
             for name in ("small", "big", "small-off", "big-off"):
                 recall = "off" if name.endswith("-off") else "on"
-                app = await build_app(bench_settings(paths[name], recall=recall), FastChat())
+                chat = ArmChat(name)
+                app = await build_app(bench_settings(paths[name], recall=recall), chat)
                 arms[name] = Arm(app, recall, ordinary)
                 if hot and name.startswith("big"):
                     arms[f"hot-{recall}"] = Arm(app, recall, [HOT_KEY])
             await _run_arms(arms, turns, rounds, texts)
         finally:
-            for name in ("small", "big", "small-off", "big-off"):
-                if name in arms:
-                    await arms[name].app.aclose()
+            for app in {id(arm.app): arm.app for arm in arms.values()}.values():
+                await app.aclose()
         forgets = {name: await forget_time(paths[name]) for name in ("small", "big")}
         hot_result = None
         if hot:

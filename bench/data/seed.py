@@ -39,6 +39,7 @@ class SeedSession:
     # delivery question with the session's own order number
     turns: tuple[tuple[str, str], ...] = ()
     offset: int = 0
+    mark: str = ""  # appended to each user text: two databases then share no text
 
 
 def create_schema(path: Path) -> None:
@@ -135,6 +136,7 @@ def _rows(sid: int, episode: int, session: SeedSession) -> Iterator[tuple[object
         at = (T0 + timedelta(seconds=i)).isoformat()
         if turns:
             user, reply = turns[(session.offset + i) % len(turns)]
+            user = f"{user} {session.mark}" if session.mark else user
         else:
             day = 1 + i % 28
             user, reply = _USER.format(s=sid, i=i, d=day), _REPLY.format(s=sid, i=i, d=day)
