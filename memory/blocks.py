@@ -58,12 +58,15 @@ _OPENER = re.compile(
 _TAG_NAME = re.compile(r"[a-z][a-z_]*")
 _ATTR_NAME = re.compile(r"[a-z][a-z_-]*")
 _ATTR_UNSAFE = re.compile(r"[^\w .,:+/-]")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
 def neutralize(text: str) -> str:
     """`text` with the `<` (or its lookalike or entity) of every reserved tag replaced by
     `SAFE_OPEN`; the rest is kept as written, so the text stays readable."""
     if text.isascii() or unicodedata.is_normalized("NFKC", text):  # the usual case: fast
+        if "<" not in text and "&" not in text:  # every opener starts with one of them
+            return text
         shadow, origin = text, None
     else:  # match on compatibility forms: fullwidth `＜ｍｅｍｏｒｙ`, math letters, ligatures
         shadow, origin = _compatibility_shadow(text)
@@ -81,13 +84,21 @@ def neutralize(text: str) -> str:
 
 
 def _compatibility_shadow(text: str) -> tuple[str, list[int]]:
-    """Each character's NFKC form, and for each shadow character the index it came from."""
+    """Each character's NFKC form, and for each shadow character the index it came from.
+    ASCII runs are their own form: only the other characters are folded one by one."""
     pieces: list[str] = []
     origin: list[int] = []
-    for index, char in enumerate(text):
-        folded = _fold(char)
+    at = 0
+    for found in _NON_ASCII.finditer(text):
+        index = found.start()
+        pieces.append(text[at:index])
+        origin.extend(range(at, index))
+        folded = _fold(text[index])
         pieces.append(folded)
         origin += [index] * len(folded)
+        at = index + 1
+    pieces.append(text[at:])
+    origin.extend(range(at, len(text)))
     return "".join(pieces), origin
 
 

@@ -135,7 +135,7 @@ def test_their_normal_baseline_really_sets_synchronous_normal(tmp_path: Path) ->
 
 async def test_growth_compares_two_sizes() -> None:
     """Two seeded sizes, per-turn times for each and a ratio target."""
-    result = await growth.measure(200, 2000, 4, 1)
+    result = await growth.measure(200, 2000, 4, 1, per_key=20)
     assert result.big.messages == 2000
     assert result.small.messages == 200
     [target] = growth.report(result)

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import sys
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -33,6 +35,11 @@ class SeedSession:
     pending: int = 0  # signal exchanges left after the checkpoint, before the window
     summarize: bool = True
     prompt_version: str = ExtractiveSummarizer.prompt_version  # the offline summarizer's
+    # (user, reply) pairs said in turn from `offset` on (wrapping); empty: a templated
+    # delivery question with the session's own order number
+    turns: tuple[tuple[str, str], ...] = ()
+    offset: int = 0
+    mark: str = ""  # appended to each user text: two databases then share no text
 
 
 def create_schema(path: Path) -> None:
@@ -47,17 +54,25 @@ def create_schema(path: Path) -> None:
     worker.join()
 
 
-def seed(path: Path, sessions: Sequence[SeedSession], *, batch: int = 50_000) -> int:
-    """Write `sessions` into the database at `path`; returns the number of exchanges."""
+def seed(
+    path: Path, sessions: Sequence[SeedSession], *, batch: int = 50_000, progress: str = ""
+) -> int:
+    """Write `sessions` into the database at `path`; returns the number of exchanges.
+    With `progress` (a name), a line on stderr every few seconds says how far it got."""
     create_schema(path)
     db = sqlite3.connect(path, isolation_level=None)
     try:
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = OFF")
+        db.execute("PRAGMA cache_size = -262144")  # 256 MB: the indexes' pages stay hot
         db.execute("BEGIN")
-        total = 0
+        total, shown = 0, time.monotonic()
+        goal = sum(s.exchanges for s in sessions)
         for sid, session in enumerate(sessions, start=1):
             total += _seed_session(db, sid, session, batch)
+            if progress and (time.monotonic() - shown > 5 or total == goal):
+                shown = time.monotonic()
+                print(f"  seeding {progress}: {total:,} / {goal:,} exchanges", file=sys.stderr)
         db.execute("COMMIT")
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         db.execute("ANALYZE")
@@ -116,17 +131,16 @@ def _seed_session(db: sqlite3.Connection, sid: int, session: SeedSession, batch:
 
 
 def _rows(sid: int, episode: int, session: SeedSession) -> Iterator[tuple[object, ...]]:
+    turns = session.turns
     for i in range(session.exchanges):
-        day = 1 + i % 28
         at = (T0 + timedelta(seconds=i)).isoformat()
-        yield (
-            sid,
-            episode,
-            f"seed-{i}",
-            _USER.format(s=sid, i=i, d=day),
-            _REPLY.format(s=sid, i=i, d=day),
-            at,
-        )
+        if turns:
+            user, reply = turns[(session.offset + i) % len(turns)]
+            user = f"{user} {session.mark}" if session.mark else user
+        else:
+            day = 1 + i % 28
+            user, reply = _USER.format(s=sid, i=i, d=day), _REPLY.format(s=sid, i=i, d=day)
+        yield sid, episode, f"seed-{i}", user, reply, at
 
 
 def _summary(key: str) -> str:

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
 
 from memory.blocks import RECALL_TAG, neutralize, render_block
 from memory.recall.rank import Hit
@@ -75,12 +77,21 @@ EMPTY = RecallBlock("", (), 0)
 
 
 def piece(hit: Hit, language: str) -> str:
-    user, assistant = _SPEAKERS.get(language, _SPEAKERS["en"])
     ex = hit.exchange
-    when = ex.created_at.strftime("%Y-%m-%d %H:%M") if ex.created_at else "?"
+    return _piece(ex.id, ex.created_at, ex.user_text, ex.reply_text, language)
+
+
+@lru_cache(maxsize=2048)
+def _piece(
+    exchange_id: int, at: datetime | None, user_text: str, reply_text: str, language: str
+) -> str:
+    """Cached: the same old exchange is recalled turn after turn (keyed by its texts too,
+    so a reused id is written afresh)."""
+    user, assistant = _SPEAKERS.get(language, _SPEAKERS["en"])
+    when = at.strftime("%Y-%m-%d %H:%M") if at else "?"
     return (
-        f"[#{ex.id} · {when}]\n{user}: {neutralize(ex.user_text)}\n"
-        f"{assistant}: {neutralize(ex.reply_text)}"
+        f"[#{exchange_id} · {when}]\n{user}: {neutralize(user_text)}\n"
+        f"{assistant}: {neutralize(reply_text)}"
     )
 
 

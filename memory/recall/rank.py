@@ -61,14 +61,27 @@ def score(
     query: Sequence[QueryTerm], terms: Sequence[str], df: Mapping[str, int], docs: int, avg: float
 ) -> tuple[float, tuple[str, ...]]:
     """BM25 of one document for the weighted query, and the query terms it contains."""
+    return _score(_weights(query, df, docs), terms, avg)
+
+
+def _weights(
+    query: Sequence[QueryTerm], df: Mapping[str, int], docs: int
+) -> tuple[tuple[str, float], ...]:
+    """Each query term with its weight × idf: the same for every candidate of a search."""
+    return tuple((q.term, q.weight * idf(df.get(q.term, 1), docs)) for q in query)
+
+
+def _score(
+    weights: Sequence[tuple[str, float]], terms: Sequence[str], avg: float
+) -> tuple[float, tuple[str, ...]]:
     tf = Counter(terms)
     norm = K1 * (1 - B + B * len(terms) / max(avg, 1.0))
     total, matched = 0.0, []
-    for q in query:
-        n = tf.get(q.term, 0)
+    for term, weight in weights:
+        n = tf.get(term, 0)
         if n:
-            total += q.weight * idf(df.get(q.term, 1), docs) * n * (K1 + 1) / (n + norm)
-            matched.append(q.term)
+            total += weight * n * (K1 + 1) / (n + norm)
+            matched.append(term)
     return total, tuple(matched)
 
 
@@ -83,24 +96,29 @@ def rank(
     if not candidates:
         return []
     avg = sum(len(c.terms) for c in candidates) / len(candidates)
+    weights = _weights(query, df, docs)
     hits = []
     for c in candidates:
-        value, matched = score(query, c.terms, df, docs, avg)
+        value, matched = _score(weights, c.terms, avg)
         if value >= MIN_SCORE:
             hits.append(Hit(c.exchange, round(value, 3), matched))
     hits.sort(key=lambda h: (-h.score, -len(h.matched), -h.exchange.id))
     if not hits:
         return []
     floor = hits[0].score * BEST_SHARE
-    return dedupe([h for h in hits if h.score >= floor], {c.exchange.id: c for c in candidates})[
-        :limit
-    ]
+    by_id = {c.exchange.id: c for c in candidates}
+    return dedupe([h for h in hits if h.score >= floor], by_id, limit)
 
 
-def dedupe(hits: Sequence[Hit], by_id: Mapping[int, Candidate]) -> list[Hit]:
-    """Drop a hit whose terms are nearly those of a better one already kept."""
+def dedupe(
+    hits: Sequence[Hit], by_id: Mapping[int, Candidate], limit: int | None = None
+) -> list[Hit]:
+    """Drop a hit whose terms are nearly those of a better one already kept; stop once
+    `limit` are kept (the same first ones: each is kept or dropped by the ones before)."""
     kept: list[tuple[Hit, frozenset[str]]] = []
     for hit in hits:
+        if limit is not None and len(kept) >= limit:
+            break
         mine = frozenset(by_id[hit.exchange.id].terms)
         if all(_jaccard(mine, theirs) < DUPLICATE for _, theirs in kept):
             kept.append((hit, mine))
@@ -110,4 +128,5 @@ def dedupe(hits: Sequence[Hit], by_id: Mapping[int, Candidate]) -> list[Hit]:
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     if not a and not b:
         return 1.0
-    return len(a & b) / len(a | b)
+    common = len(a & b)
+    return common / (len(a) + len(b) - common)  # |a ∪ b| without building it

@@ -84,37 +84,52 @@ def _words(token: str) -> list[str]:
     for word in _WORD.findall(token):
         if word in FUNCTION_WORDS or (len(word) < MIN_WORD and word not in _SHORT):
             continue
-        out.append(stem(word))
+        stemmed = stem(word)
+        if stemmed not in FUNCTION_WORDS:  # "thata" stems to "that": still nothing to search
+            out.append(stemmed)
     return out
+
+
+@lru_cache(maxsize=65536)
+def _token(token: str) -> tuple[tuple[str, ...], bool]:
+    """The terms of one folded token and whether they are hard facts. Cached: a
+    language's words come back in every message, so most tokens cost a lookup."""
+    if _is_hard(token):
+        return tuple(_hard(token)), True
+    return tuple(_words(token)), False
+
+
+@lru_cache(maxsize=1024)
+def _analysed(text: str) -> tuple[tuple[str, ...], frozenset[str]]:
+    """Every term of `text` and its hard ones. Cached per text: a turn's message is
+    analysed for its query and again when its exchange is indexed."""
+    out: list[str] = []
+    hard: set[str] = set()
+    for token in _TOKEN.findall(fold(text)):
+        found, is_hard = _token(token)
+        out.extend(found)
+        if is_hard:
+            hard.update(found)
+    return tuple(out), frozenset(hard)
 
 
 def terms(text: str) -> list[str]:
     """Every term of `text` in order, repeats kept (term frequency counts)."""
-    out: list[str] = []
-    for token in _TOKEN.findall(fold(text)):
-        if _is_hard(token):
-            out.extend(_hard(token))
-        else:
-            out.extend(_words(token))
-    return out
+    return list(_analysed(text)[0])
 
 
 def hard_terms(text: str) -> frozenset[str]:
     """The hard-fact terms of `text` (digits or `@`), as `terms` writes them."""
-    out: set[str] = set()
-    for token in _TOKEN.findall(fold(text)):
-        if _is_hard(token):
-            out.update(_hard(token))
-    return frozenset(out)
+    return _analysed(text)[1]
 
 
 def query_terms(message: str, limit: int = 12) -> tuple[QueryTerm, ...]:
     """The terms to search for `message`: distinct, hard facts first and heaviest, then
     words inside extracted facts, then the other words in order; at most `limit`."""
-    hard = hard_terms(message)
+    every, hard = _analysed(message)
     fact_words = {t for f in extract_facts(message) for t in terms(f.value)} - hard
     seen: dict[str, QueryTerm] = {}
-    for term in terms(message):
+    for term in every:
         if term in seen:
             continue
         if term in hard:

@@ -145,6 +145,12 @@ def episode_carry_over(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE episodes ADD COLUMN carry_over TEXT")
 
 
+@migration
+def recall_crisis_merge(db: sqlite3.Connection) -> None:
+    """Recall shards merge a level at 4 segments, not FTS5's 16 (`recall_index.tune`)."""
+    recall_index_tables.tune(db)
+
+
 def _apply(db: sqlite3.Connection, number: int, name: str, apply: Migration) -> None:
     apply(db)
     at = datetime.now(UTC).isoformat()

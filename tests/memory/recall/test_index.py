@@ -212,3 +212,20 @@ def test_rebuild_shows_a_progress_bar_when_large(tmp_path: Path, capsys: object)
     con.execute("COMMIT")
     con.close()
     assert "recall index" in capsys.readouterr().err
+
+
+async def test_segments_of_a_shard_stay_few_as_exchanges_come_in(tmp_path: Path) -> None:
+    """Each shard merges a level at `CRISIS_MERGE` segments, so a search seeks few of them."""
+    store = await SQLiteStore.open(tmp_path / "m.db")
+    try:
+        await say(store, "telegram:1", [f"mensaje {n} sobre el router" for n in range(40)])
+        state = await state_of(store, "telegram:1")
+    finally:
+        await store.close()
+    con = sqlite3.connect(tmp_path / "m.db")
+    name = recall_index.table(state.session_id)
+    (setting,) = con.execute(f"SELECT v FROM {name}_config WHERE k = 'crisismerge'").fetchone()
+    (segments,) = con.execute(f"SELECT COUNT(DISTINCT segid) FROM {name}_idx").fetchone()
+    con.close()
+    assert setting == recall_index.CRISIS_MERGE
+    assert segments < 2 * recall_index.CRISIS_MERGE  # 40 commits, one segment each

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory.recall.rank import MIN_SCORE, Candidate, Hit, rank, searchable
-from memory.recall.terms import QueryTerm, terms
+from memory.recall.terms import QueryTerm, query_terms, terms
 from memory.types import Exchange
 
 
@@ -96,3 +96,31 @@ def test_hits_are_sorted_above_the_minimum_and_bounded(docs: list[list[str]], li
     assert all(h.score >= MIN_SCORE for h in hits)
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     assert all(set(h.matched) <= {"aa1", "ccc"} and h.matched for h in hits)
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "router caido",
+                "router caido hoy",
+                "factura 731",
+                "factura 731 pagada",
+                "migracion dns",
+                "dns migrado ayer",
+            ]
+        ),
+        min_size=1,
+        max_size=25,
+    ),
+    st.integers(min_value=1, max_value=8),
+)
+def test_a_limit_keeps_the_same_best_hits_as_ranking_them_all(
+    texts: list[str], limit: int
+) -> None:
+    """Stopping at `limit` (dedupe included) gives the first `limit` of the full ranking."""
+    cands = [cand(i, text) for i, text in enumerate(texts, start=1)]
+    df, docs = df_of(cands, 40)
+    query = query_terms("el router, la factura 731, la migración del dns")
+    assert len(query) >= 4
+    assert rank(query, cands, df, docs, limit) == rank(query, cands, df, docs, 100)[:limit]

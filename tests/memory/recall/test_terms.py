@@ -95,3 +95,8 @@ def test_terms_are_never_function_words(text: str) -> None:
 def test_terms_ignore_case(text: str) -> None:
     """Upper and lower case give the same terms."""
     assert terms(text.upper()) == terms(text)
+
+
+def test_a_word_whose_stem_is_a_function_word_gives_no_term() -> None:
+    """ "THATA" stems to "that": a function word is never a term, stemmed or not."""
+    assert terms("THATA") == []
