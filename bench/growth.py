@@ -53,6 +53,7 @@ from bench.data.seed import SeedSession, seed
 from bench.data.transcripts import long_support
 from bot.app import App
 from bot.conversation.inbound import Inbound
+from memory.recall.port import RecallQuery
 from memory.recall.terms import query_terms
 from memory.store.sqlite import recall_index
 from memory.store.sqlite.store import SQLiteStore
@@ -158,10 +159,7 @@ def search_times(
         for n in range(calls):
             for db, (sid, episode), out in zip(dbs, where, times, strict=True):
                 t0 = time.perf_counter()
-                recall_index.search(
-                    db, session_id=sid, episode_id=episode, query=queries[n % len(queries)],
-                    before=None, limit=8,
-                )  # fmt: skip
+                recall_index.search(db, RecallQuery(sid, episode, queries[n % len(queries)]))
                 out.append(time.perf_counter() - t0)
         return [percentile(out, 50) for out in times]
     finally:

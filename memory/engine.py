@@ -18,7 +18,7 @@ from memory.episodes import Episodes
 from memory.fold.service import FoldService
 from memory.policy import Assembly, FoldFirst, Parts, TooLarge, assemble, plan_request
 from memory.recall.block import Costs, render
-from memory.recall.port import RecallIndex
+from memory.recall.port import RecallIndex, RecallQuery
 from memory.recall.rank import Hit
 from memory.recall.terms import query_terms
 from memory.store.conversation import ConversationStore, NewExchange
@@ -165,9 +165,8 @@ class MemoryEngine:
         query = query_terms(message)
         if not query:
             return ()
-        found = await self.recall.recall(
-            state.session_id, state.episode.id, query, recent[0].id, RECALL_LIMIT
-        )
+        search = RecallQuery(state.session_id, state.episode.id, query, recent[0].id, RECALL_LIMIT)
+        found = await self.recall.recall(search)
         return tuple(found)
 
     async def _state(self, key: str, now: datetime, dry_run: bool) -> TurnState:

@@ -29,6 +29,7 @@ from typing import Any
 import psycopg
 
 from bench.common import T0, Target, ms, percentile, quiet_logs
+from memory.recall.port import RecallQuery
 from memory.recall.rank import searchable
 from memory.recall.terms import query_terms
 from memory.store.conversation import NewExchange
@@ -117,7 +118,7 @@ async def measure(
     times = []
     for sid, ep, query in queries:
         started = time.perf_counter()
-        await store.recall(sid, ep, query, None, 8)
+        await store.recall(RecallQuery(sid, ep, query))
         times.append(time.perf_counter() - started)
     buffers = 0
     async with await psycopg.AsyncConnection.connect(url) as conn:

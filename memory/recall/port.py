@@ -7,26 +7,29 @@ backend implements the same method with its full-text search and the same pure r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from memory.recall.rank import Hit
 from memory.recall.terms import QueryTerm
 
 
+@dataclass(frozen=True, slots=True)
+class RecallQuery:
+    """One search: the indexed signal exchanges of a session's episode with
+    `id < before` (None: no bound) that match `terms`, at most `limit` of them."""
+
+    session_id: int
+    episode_id: int
+    terms: tuple[QueryTerm, ...]
+    before: int | None = None
+    limit: int = 8
+
+
 @runtime_checkable
 class RecallIndex(Protocol):
-    async def recall(
-        self,
-        session_id: int,
-        episode_id: int,
-        query: Sequence[QueryTerm],
-        before: int | None,
-        limit: int,
-    ) -> list[Hit]:
-        """The best indexed signal exchanges of the episode with `id < before` (None: no
-        bound) for `query`, best first, at most `limit`; only that session's entries
-        are read."""
+    async def recall(self, query: RecallQuery) -> list[Hit]:
+        """The best hits of `query`, best first; only its session's entries are read."""
         ...
 
     async def recall_index_size(self, key: str) -> tuple[int, int]:

@@ -36,6 +36,7 @@ import psycopg
 import structlog
 from psycopg.rows import dict_row
 
+from memory.recall.port import RecallQuery
 from memory.recall.rank import Candidate, Hit, idf, rank, searchable
 from memory.recall.terms import QueryTerm, terms
 from memory.store.conversation import NewExchange
@@ -228,28 +229,22 @@ class PostgresRecallIndex:
     if TYPE_CHECKING:
         _pool: AsyncConnectionPool[Any]
 
-    async def recall(
-        self,
-        session_id: int,
-        episode_id: int,
-        query: Sequence[QueryTerm],
-        before: int | None,
-        limit: int,
-    ) -> list[Hit]:
+    async def recall(self, query: RecallQuery) -> list[Hit]:
         """The ranked hits of `query` in the episode's exchanges with `id < before`: the
         key's statistics, its best candidates, `rank` over them."""
-        if not query or limit <= 0:
+        session_id = query.session_id
+        if not query.terms or query.limit <= 0:
             return []
         async with self._pool.connection() as conn:
-            docs, df = await key_stats(conn, session_id, query)
-            wanted = searchable(query, df, docs)
+            docs, df = await key_stats(conn, session_id, query.terms)
+            wanted = searchable(query.terms, df, docs)
             if not wanted:
                 return []
-            params = search_params(session_id, episode_id, wanted, df, docs, before)
+            params = search_params(session_id, query.episode_id, wanted, df, docs, query.before)
             cur = await conn.cursor(row_factory=dict_row).execute(SEARCH, params)
             rows = await cur.fetchall()
         cut = len(_prefix(session_id))
-        return rank(wanted, [_candidate(r, cut) for r in rows], df, docs, limit)
+        return rank(wanted, [_candidate(r, cut) for r in rows], df, docs, query.limit)
 
     async def recall_index_size(self, key: str) -> tuple[int, int]:
         """(indexed exchanges of `key`, bytes of the recall table and its GIN index)."""

@@ -28,8 +28,9 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
+from memory.recall.port import RecallQuery
 from memory.recall.rank import Candidate, Hit, rank, searchable
-from memory.recall.terms import QueryTerm, terms
+from memory.recall.terms import terms
 from memory.store.sqlite.connection import in_transaction
 from memory.types import Exchange
 
@@ -108,27 +109,25 @@ def index_exchange(
     )
 
 
-def search(
-    db: sqlite3.Connection,
-    *,
-    session_id: int,
-    episode_id: int,
-    query: Sequence[QueryTerm],
-    before: int | None,
-    limit: int,
-) -> list[Hit]:
-    """The ranked hits of `query` in the episode's exchanges with `id < before`."""
-    if not query or limit <= 0:
+def search(db: sqlite3.Connection, query: RecallQuery) -> list[Hit]:
+    """The ranked hits of `query` in its episode's exchanges with `id < before`."""
+    session_id, episode_id, before, limit = (
+        query.session_id,
+        query.episode_id,
+        query.before,
+        query.limit,
+    )
+    if not query.terms or limit <= 0:
         return []
     prefix = _prefix(session_id)
-    names = [prefix + "_n", *(prefix + q.term for q in query)]
+    names = [prefix + "_n", *(prefix + q.term for q in query.terms)]
     marks = ", ".join("?" * len(names))
     stats = dict(
         db.execute(f"SELECT term, doc FROM {_vocab(session_id)} WHERE term IN ({marks})", names)
     )
     docs = int(stats.pop(prefix + "_n", 0))
     df = {name.removeprefix(prefix): int(n) for name, n in stats.items()}
-    wanted = searchable(query, df, docs)
+    wanted = searchable(query.terms, df, docs)
     if not wanted:
         return []
     match = " OR ".join(f'"{prefix}{q.term}"' for q in wanted)

@@ -19,8 +19,8 @@ from pathlib import Path
 import aiosqlite
 import structlog
 
+from memory.recall.port import RecallQuery
 from memory.recall.rank import Hit
-from memory.recall.terms import QueryTerm
 from memory.store.conversation import Intake, NewExchange, NewSummary, SessionInfo
 from memory.store.inbox import Answered, Claim, DoneMarks
 from memory.store.sqlite import admin, queries, recall_index, usage, writes
@@ -191,23 +191,8 @@ class SQLiteStore(GroupCommitWriter):
     async def write_summary(self, new: NewSummary) -> SummaryVersion | None:
         return await self._atomic(partial(writes.write_summary, new=new))
 
-    async def recall(
-        self,
-        session_id: int,
-        episode_id: int,
-        query: Sequence[QueryTerm],
-        before: int | None,
-        limit: int,
-    ) -> list[Hit]:
-        search = partial(
-            recall_index.search,
-            session_id=session_id,
-            episode_id=episode_id,
-            query=query,
-            before=before,
-            limit=limit,
-        )
-        return await self._read(search)
+    async def recall(self, query: RecallQuery) -> list[Hit]:
+        return await self._read(partial(recall_index.search, query=query))
 
     async def recall_index_size(self, key: str) -> tuple[int, int]:
         return await self._read(partial(recall_index.size, key=key))

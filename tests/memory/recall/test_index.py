@@ -9,6 +9,7 @@ import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from memory.recall.port import RecallQuery
 from memory.recall.terms import query_terms
 from memory.store.conversation import NewExchange
 from memory.store.sqlite import recall_index
@@ -40,7 +41,9 @@ async def state_of(store: RecallStore, key: str) -> TurnState:
 
 async def search(store: RecallStore, key: str, text: str, before: int | None = None) -> list[int]:
     state = await state_of(store, key)
-    hits = await store.recall(state.session_id, state.episode.id, query_terms(text), before, 8)
+    hits = await store.recall(
+        RecallQuery(state.session_id, state.episode.id, query_terms(text), before)
+    )
     return [h.exchange.id for h in hits]
 
 

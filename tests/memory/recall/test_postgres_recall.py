@@ -10,6 +10,7 @@ import psycopg
 from psycopg.rows import dict_row
 from structlog.testing import capture_logs
 
+from memory.recall.port import RecallQuery
 from memory.recall.terms import QueryTerm, query_terms
 from memory.store.postgres import recall
 from memory.store.postgres.migrations import MIGRATIONS, migrate
@@ -53,7 +54,7 @@ async def ranked(store: RecallStore, key: str) -> list[list[tuple[int, float, tu
     out = []
     for question in QUESTIONS:
         query = query_terms(question)
-        hits = await store.recall(state.session_id, state.episode.id, query, None, 8)
+        hits = await store.recall(RecallQuery(state.session_id, state.episode.id, query))
         out.append([(h.exchange.id, h.score, h.matched) for h in hits])
     return out
 
@@ -89,7 +90,7 @@ async def test_crafted_query_terms_stay_lexemes(postgres_url: str) -> None:
         state = await state_of(store, "console:x")
         for term in ("x' | 'k1__n", "x' | '", "a\\' | k1_clav:*", "!k1_clav", "k1_clav"):
             query = [QueryTerm(term, 4.0, hard=True)]
-            assert await store.recall(state.session_id, state.episode.id, query, None, 8) == []
+            assert await store.recall(RecallQuery(state.session_id, state.episode.id, query)) == []
     finally:
         await store.close()
 
@@ -103,7 +104,9 @@ async def test_an_oversized_term_is_skipped_not_fatal(postgres_url: str) -> None
         ids = await say(store, "console:big", texts)
         assert (await store.recall_index_size("console:big"))[0] == 21
         state = await state_of(store, "console:big")
-        hits = await store.recall(state.session_id, state.episode.id, query_terms(MARKER), None, 8)
+        hits = await store.recall(
+            RecallQuery(state.session_id, state.episode.id, query_terms(MARKER))
+        )
         assert [h.exchange.id for h in hits] == [ids[0]]
     finally:
         await store.close()
@@ -137,7 +140,7 @@ async def test_the_migration_replaces_the_old_vector_and_backfills(
         assert "0006_recall_index" in await store.applied_migrations()
         state = await state_of(store, "console:o")
         query = query_terms(f"envio {MARKER}")
-        hits = await store.recall(state.session_id, state.episode.id, query, None, 8)
+        hits = await store.recall(RecallQuery(state.session_id, state.episode.id, query))
         assert [h.exchange.id for h in hits] == [1]
         assert (await store.recall_index_size("console:o"))[0] == 11
         async with await psycopg.AsyncConnection.connect(postgres_empty_url) as conn:
