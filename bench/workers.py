@@ -212,8 +212,8 @@ class Run:
             f"  {self.label:<30} wall {self.wall_s:6.2f} s {rate:6.1f} turns/s"
             f" ({self.ideal_s / self.wall_s:4.0%} of ideal)  store/turn p50"
             f" {percentile(self.store_s, 50) * 1000:7.2f} ms p99"
-            f" {percentile(self.store_s, 99) * 1000:7.2f} ms  CPU/turn {worker:4.2f} + {server:4.2f}"
-            f" = {total:4.2f} ms"
+            f" {percentile(self.store_s, 99) * 1000:7.2f} ms  CPU/turn {worker:4.2f}"
+            f" + {server:4.2f} = {total:4.2f} ms"
         )
 
 
