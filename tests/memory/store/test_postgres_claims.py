@@ -4,7 +4,7 @@ it holds, and a done mark rides the chat locks' batches, not a pooled connection
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 
 import psycopg
@@ -12,18 +12,12 @@ import pytest
 
 from memory.store.conversation import Intake, NewExchange
 from memory.store.postgres.store import PostgresStore
+from tests.memory.store.test_postgres_workers import pair
+
+__all__ = ["pair"]  # the two-worker fixture
 
 T0 = datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
 Change = Callable[[PostgresStore, str], Awaitable[object]]
-
-
-@pytest.fixture
-async def pair(postgres_url: str) -> AsyncIterator[tuple[PostgresStore, PostgresStore]]:
-    a = await PostgresStore.open(postgres_url, pool_size=2)
-    b = await PostgresStore.open(postgres_url, pool_size=2)
-    yield a, b
-    await a.close()
-    await b.close()
 
 
 async def _begin(store: PostgresStore, key: str, external_id: str) -> Intake:
@@ -119,7 +113,7 @@ async def test_a_done_mark_needs_no_pooled_connection(
     a, b = pair
     entry = await a.inbox_add("telegram:5", "m1", "u", "text", "x", T0)
     assert entry is not None
-    async with a.transaction(), a.transaction():  # the pool (2) is all taken
+    async with a.transaction(), a.transaction(), a.transaction():  # the pool (3), all taken
         a.inbox_delivered(entry.id, at=T0)
         async with asyncio.timeout(5):
             await a.inbox_settled()
