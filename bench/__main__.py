@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 
 from bench import concurrency, growth, overhead, recall, tokens, topic_tiage, topics, workers
 from bench.common import Target
+from bench.postgres import recall as postgres_recall
 
 
 def _tiage(argv: list[str]) -> list[Target]:
@@ -39,6 +40,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         ("topic", _tiage),
         ("topics", topics.main),
         ("workers", workers.main),
+        ("postgres recall", postgres_recall.main),
     ]
     targets: list[Target] = []
     for name, run in benches:

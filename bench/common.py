@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import inspect
 import logging
 import math
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import structlog
 
@@ -111,17 +115,17 @@ def bench_args(
     helps: Mapping[str, str] | None = None,
 ) -> argparse.Namespace:
     """A bench's command line: one `--name` per option (its default's type), and `--quick`
-    setting the `quick` values; logs are quieted, as every bench wants."""
+    setting the `quick` values of options not given; logs are quieted, as every bench
+    wants."""
     parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
     for name, default in options.items():
         flag = "--" + name.replace("_", "-")
-        parser.add_argument(
-            flag, type=type(default), default=default, help=(helps or {}).get(name)
-        )
+        parser.add_argument(flag, type=type(default), help=(helps or {}).get(name))
     parser.add_argument("--quick", action="store_true", help=quick_help)
     args = parser.parse_args(argv)
-    if args.quick:
-        vars(args).update(quick)
+    for name, default in options.items():  # --quick sets only what is not given
+        if getattr(args, name) is None:
+            setattr(args, name, quick.get(name, default) if args.quick else default)
     quiet_logs()
     return args
 
@@ -163,3 +167,61 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 def ms(seconds: float) -> str:
     return f"{seconds * 1000:.2f} ms"
+
+
+# The store time of the turn in progress, per chat driver (copied into the chat's task).
+spent_by_turn: ContextVar[list[float]] = ContextVar("store_spent")
+
+
+class TimedStore:
+    """Wraps a store: every call's duration is added to the current turn's account."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._inner, name)
+        if name == "claim_turn":
+            return self._timed_claim(value)
+        if inspect.iscoroutinefunction(value):
+            return self._timed(name, value)
+        return value
+
+    by_method: ClassVar[dict[str, float]] = {}  # seconds per store method, this process
+
+    @classmethod
+    def _account(cls, started: float, name: str = "claim_turn") -> None:
+        took = time.perf_counter() - started
+        cls.by_method[name] = cls.by_method.get(name, 0.0) + took
+        spent = spent_by_turn.get(None)
+        if spent is not None:
+            spent[0] += took
+
+    def _timed(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return await fn(*args, **kwargs)
+            finally:
+                self._account(started, name)
+
+        return call
+
+    def _timed_claim(self, claim: Callable[..., Any]) -> Callable[..., Any]:
+        @asynccontextmanager
+        async def timed(entry: Any) -> AsyncIterator[Any]:
+            started = time.perf_counter()
+            manager = claim(entry)
+            entries = await manager.__aenter__()
+            self._account(started)
+            try:
+                yield entries
+            except BaseException as exc:
+                if not await manager.__aexit__(type(exc), exc, exc.__traceback__):
+                    raise
+            else:
+                started = time.perf_counter()
+                await manager.__aexit__(None, None, None)
+                self._account(started)
+
+        return timed

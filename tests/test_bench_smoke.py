@@ -212,17 +212,28 @@ def test_bench_main_runs_without_a_running_loop() -> None:
 def test_workers_runs_every_configuration_and_reports_pg_targets(
     postgres_server: PostgresServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """SQLite and 1 and 2 PostgreSQL workers answer every turn; a store-time target per
-    PostgreSQL run and a wall target for the 2-worker one."""
+    """SQLite and 1 and 2 PostgreSQL workers answer every turn, then the light load;
+    a CPU/turn line each (the server's CPU read on PostgreSQL), the light load's store
+    time, a wall target for 2 workers, a CPU/turn ratio per saturating run."""
     url = postgres_server.create_database("bench")
-    argv = ["--chats", "6", "--latency", "0.05", "--workers", "1,2", "--url", url]
-    targets = workers.main(argv)
+    argv = ["--chats", "6", "--latency", "0.05", "--workers", "1,2", "--light", "2"]
+    targets = workers.main([*argv, "--url", url])
     out = capsys.readouterr().out
     assert "sqlite, 1 process" in out
     assert "postgres, 2 worker(s)" in out
+    assert "postgres, 2 workers, 2 chats" in out
     assert [t.name for t in targets] == [
-        "store/turn p50, postgres, 1 worker(s)",
-        "store/turn p50, postgres, 2 worker(s)",
+        "CPU/turn ÷ SQLite's, postgres, 1 worker(s)",
         "wall ÷ ideal, postgres, 2 worker(s)",
+        "CPU/turn ÷ SQLite's, postgres, 2 worker(s)",
+        "store/turn p50, postgres, 2 workers, 2 chats",
     ]
     assert all(t.value > 0 for t in targets)
+    assert "+ 0.00 =" not in out.split("postgres, 1 worker(s)")[1].splitlines()[0]
+
+
+def test_quick_sets_only_what_is_not_given() -> None:
+    """`--quick` keeps an explicit `--chats`; the rest take the quick values."""
+    args = workers.parse(["--quick", "--chats", "7"])
+    assert (args.chats, args.turns, args.latency, args.light) == (7, 2, 0.2, 10)
+    assert workers.parse([]).chats == 1000

@@ -226,16 +226,16 @@ async def run(url: str, args: argparse.Namespace) -> list[Target]:
 
 def main(argv: Sequence[str] | None = None) -> list[Target]:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument(
-        "--keys", type=lambda s: [int(x) for x in s.split(",")], default=[20, 2000]
-    )
+    parser.add_argument("--keys", type=lambda s: [int(x) for x in s.split(",")])
     parser.add_argument("--per-key", type=int, default=100)
-    parser.add_argument("--searches", type=int, default=300)
+    parser.add_argument("--searches", type=int)
     parser.add_argument("--url", help="an existing PostgreSQL database (emptied first)")
     parser.add_argument("--quick", action="store_true", help="20 → 200 keys, 100 searches")
     args = parser.parse_args(argv)
-    if args.quick:
-        args.keys, args.searches = [20, 200], 100
+    # --quick sets only what is not given explicitly
+    keys, searches = ([20, 200], 100) if args.quick else ([20, 2000], 300)
+    args.keys = args.keys or keys
+    args.searches = args.searches or searches
     quiet_logs()
     if args.url:
         with psycopg.connect(args.url, autocommit=True) as conn:

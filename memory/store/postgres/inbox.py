@@ -4,7 +4,6 @@ the marks: the `DeliveryInbox` port."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -21,10 +20,11 @@ from memory.store.inbox import Answered, Claim, DoneMarks
 from memory.store.postgres import sql
 from memory.store.postgres.locks import ClaimAsk, PostgresChatLocks
 from memory.store.postgres.rows import Row, inbox_row
-from memory.store.postgres.turn import peek_state
+from memory.store.postgres.turn import peek_stamped
 from memory.types import InboxEntry
 
 log = structlog.get_logger(__name__)
+STAMPS_KEPT = 10_000  # intake stamps awaiting their claim; past it the oldest go (bounded)
 
 
 class PostgresDeliveryInbox:
@@ -33,6 +33,8 @@ class PostgresDeliveryInbox:
     locks: PostgresChatLocks
     _delivering: DoneMarks
     _pool: AsyncConnectionPool[Any]
+    _stamps: dict[int, str]  # entry id → the stamp of the state read with its intake
+    _claimed: dict[int, str]  # entry id → key, while its chat is held here
 
     if TYPE_CHECKING:
 
@@ -59,16 +61,22 @@ class PostgresDeliveryInbox:
         window: int,
     ) -> Intake:
         """The intake (`sql.INTAKE`) and the state read after it, pipelined: one round
-        trip. (With several workers the handler re-reads the state under the claim.)"""
+        trip. The state's stamp is kept for the claim, which says whether it still holds."""
         draft = InboxEntry(0, key, external_id, user, kind, text, at)
         async with self._pool.connection() as conn:
             async with conn.pipeline():
                 cur = await conn.execute(sql.INTAKE, _intake_params(draft, unless_debug=True))
-                state = await peek_state(conn, key, window)
+                state, stamp = await peek_stamped(conn, key, window)
             row = await cur.fetchone()
         assert row is not None
         intake = _intake(row, draft, unless_debug=True)
-        return replace(intake, state=state) if intake.entry is not None else intake
+        if intake.entry is None:
+            return intake
+        if stamp is not None:
+            if len(self._stamps) >= STAMPS_KEPT:
+                del self._stamps[next(iter(self._stamps))]
+            self._stamps[intake.entry.id] = stamp
+        return replace(intake, state=state)
 
     async def inbox_reject(self, key: str, external_id: str, reason: str, at: datetime) -> bool:
         params = {"key": key, "external_id": external_id, "reason": reason, "at": at}
@@ -89,14 +97,25 @@ class PostgresDeliveryInbox:
     async def claim_turn(self, entry: InboxEntry) -> AsyncIterator[Claim]:
         """Hold the chat against every other worker (a per-chat advisory lock) and yield
         its pending entries up to `entry`, oldest first; `entry` itself also when it is
-        answered and being resent. One another worker ran is not among them."""
+        answered and being resent. One another worker ran is not among them. The claim is
+        `exclusive` (the state read with the intake still holds) when it is `entry` alone
+        and the chat's stamp has not changed since the intake."""
         # The claim is read in the lock's round trip, after the lock is taken: its
         # snapshot sees every earlier holder's commits (READ COMMITTED), so an entry run
         # elsewhere is never run again.
         claim = ClaimAsk(entry.id, resend=entry.status == "answered")
+        stamp = self._stamps.pop(entry.id, None)
         async with self.locks.hold(entry.key, claim) as rows:
             claimed = tuple(inbox_row(r) for r in rows)
-            yield Claim(claimed, exclusive=False)
+            alone = [e.id for e in claimed] == [entry.id]
+            current = alone and stamp is not None and rows[0]["c_stamp"] == stamp
+            for each in claimed:
+                self._claimed[each.id] = entry.key
+            try:
+                yield Claim(claimed, exclusive=current)
+            finally:
+                for each in claimed:
+                    self._claimed.pop(each.id, None)
 
     async def inbox_mark(
         self, entry_id: int, status: Answered, replies: Sequence[str] = (), *, at: datetime
@@ -104,13 +123,11 @@ class PostgresDeliveryInbox:
         await self._all(sql.INBOX_MARK, mark_params(entry_id, status, replies, at))
 
     def inbox_delivered(self, entry_id: int, at: datetime) -> None:
-        """Mark a delivered entry done in the background (a pooled connection has no
-        batch to ride with); this store reads it as done at once, failures are logged,
-        `inbox_settled` and `close` wait for the marks still running."""
-        task = asyncio.get_running_loop().create_task(
-            self.inbox_mark(entry_id, "done", at=at), name="inbox-done"
-        )
-        self._delivering.track(entry_id, task)
+        """Mark a delivered entry done in the chat locks' next batch: delivered while its
+        chat is held, it rides the unlock's round trip. This store reads it as done at
+        once, failures are logged, `inbox_settled` and `close` wait for the marks."""
+        mark = self.locks.mark_done(self._claimed.get(entry_id), entry_id, at)
+        self._delivering.track(entry_id, mark)
 
     async def inbox_settled(self) -> None:
         await self._delivering.settled()

@@ -5,10 +5,12 @@ A worker's chat locks live on a few dedicated connections (a PostgreSQL session 
 hold many advisory locks; a key always maps to the same one), so a turn waiting seconds
 for its model holds no pooled connection and cross-chat concurrency is not capped by
 the pool size. Each connection is a *lane* that batches: every lock, claim and unlock
-asked while its previous round trip was out goes in the next one, as three statements
-in one pipeline (unlocks; `pg_try_advisory_lock` over the keys; the claims of the keys
-just locked, read after the locks are taken so they see every earlier holder's
-commits). A thousand chats starting at once cost a handful of round trips, not three
+asked while its previous round trip was out goes in the next one, as up to four
+statements in one pipeline (delivered entries' done marks; unlocks;
+`pg_try_advisory_lock` over the keys; the claims of the keys just locked, read after the
+locks are taken so they see every earlier holder's commits). A done mark asked just
+before its chat's unlock rides the unlock's round trip, as SQLite's rides the next
+write. A thousand chats starting at once cost a handful of round trips, not three
 thousand. Acquiring is non-blocking (a blocking lock would stall the lane for every
 other chat); a chat another worker holds is asked again on a short backoff (1 ms
 doubling to 20 ms), riding the lane's batches.
@@ -26,6 +28,7 @@ import zlib
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -66,6 +69,13 @@ class _Unlock:
     done: asyncio.Future[bool]
 
 
+@dataclass(slots=True)
+class _Mark:
+    entry_id: int
+    at: datetime
+    done: asyncio.Future[None]
+
+
 @dataclass
 class _Lane:
     """One lock connection and what waits for its next round trip."""
@@ -74,6 +84,7 @@ class _Lane:
     conn: Conn | None = None
     locks: list[_Lock] = field(default_factory=list)
     unlocks: list[_Unlock] = field(default_factory=list)
+    marks: list[_Mark] = field(default_factory=list)
     runner: asyncio.Task[None] | None = None
 
     async def connection(self) -> Conn:
@@ -96,30 +107,35 @@ class _Lane:
             self.runner = asyncio.get_running_loop().create_task(self._run(), name="chat-locks")
 
     async def _run(self) -> None:
-        while self.locks or self.unlocks:
-            locks, unlocks = self.locks, self.unlocks
-            self.locks, self.unlocks = [], []
-            await self._batch(locks, unlocks)
+        while self.locks or self.unlocks or self.marks:
+            locks, unlocks, marks = self.locks, self.unlocks, self.marks
+            self.locks, self.unlocks, self.marks = [], [], []
+            await self._batch(locks, unlocks, marks)
 
-    async def _batch(self, locks: list[_Lock], unlocks: list[_Unlock]) -> None:
+    async def _batch(self, locks: list[_Lock], unlocks: list[_Unlock], marks: list[_Mark]) -> None:
         try:
             try:
-                got, claimed, released = await self._round_trip(locks, unlocks)
+                got, claimed, released = await self._round_trip(locks, unlocks, marks)
             except psycopg.OperationalError:
                 # The connection broke: the server dropped every lock it held. Reconnect
-                # once; an unlock is then already done (False: the lock was lost).
+                # once; an unlock is then already done (False: the lock was lost); a done
+                # mark is idempotent and goes again.
                 if self.conn is not None:
                     await self.conn.close()
-                got, claimed, _ = await self._round_trip(locks, [])
+                got, claimed, _ = await self._round_trip(locks, [], marks)
                 released = [False] * len(unlocks)
         except BaseException as exc:  # every caller of the batch hears of it
             waiting: list[asyncio.Future[Any]] = [u.done for u in unlocks]
+            waiting += [m.done for m in marks]
             for done in [*waiting, *(lock.done for lock in locks)]:
                 if not done.done():
                     done.set_exception(exc)
             if not isinstance(exc, Exception):
                 raise
             return
+        for mark in marks:
+            if not mark.done.done():
+                mark.done.set_result(None)
         for unlock, ok in zip(unlocks, released, strict=True):
             if not unlock.done.done():
                 unlock.done.set_result(ok)
@@ -131,7 +147,7 @@ class _Lane:
             lock.done.set_result((got[n], claimed.get(n, [])))
 
     async def _round_trip(
-        self, locks: Sequence[_Lock], unlocks: Sequence[_Unlock]
+        self, locks: Sequence[_Lock], unlocks: Sequence[_Unlock], marks: Sequence[_Mark]
     ) -> tuple[list[bool], dict[int, list[Row]], list[bool]]:
         conn = await self.connection()
         keys = [lock.key for lock in locks]
@@ -143,6 +159,9 @@ class _Lane:
             "resend": [c.resend for _, c in asks],
         }
         async with conn.pipeline():
+            if marks:
+                done = ([m.entry_id for m in marks], [m.at for m in marks])
+                await conn.execute(sql.DONE_MARKS, done)
             freed = await conn.execute(sql.UNLOCKS, (CHAT_LOCK_CLASS, [u.key for u in unlocks]))
             taken = await conn.execute(sql.TRY_LOCKS, (CHAT_LOCK_CLASS, keys))
             read = await conn.execute(sql.CLAIMS, claims) if asks else None
@@ -199,6 +218,15 @@ class PostgresChatLocks:
             if granted and done.result()[0]:
                 lane.give_back(key)
             raise
+
+    def mark_done(self, key: str | None, entry_id: int, at: datetime) -> asyncio.Future[None]:
+        """Mark a delivered inbox entry done in the next batch of `key`'s lane (any lane
+        without a key): asked before the chat's unlock, it rides the unlock's round trip."""
+        lane = self._lane(key) if key is not None else self._lanes[entry_id % len(self._lanes)]
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        lane.marks.append(_Mark(entry_id, at, done))
+        lane.wake()
+        return done
 
     async def _unlock(self, key: str) -> bool:
         lane = self._lane(key)

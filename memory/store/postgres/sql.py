@@ -20,11 +20,19 @@ def _prefixed(table: str, cols: str, prefix: str) -> str:
     return ", ".join(f"{table}.{c.strip()} AS {prefix}{c.strip()}" for c in cols.split(","))
 
 
+# What a chat's turn state is read from, as one value (`s` a sessions row): the session,
+# its current episode, its newest exchange of either kind, its latest summary version and
+# its debug flags. Equal stamps at two instants: the state read at the first still holds.
+STAMP = (
+    "row(s.id, s.current_episode_id, s.debug, s.debug_users,"
+    " (SELECT max(id) FROM exchanges WHERE session_id = s.id),"
+    " (SELECT max(version) FROM summaries WHERE episode_id = s.current_episode_id))::text"
+)
 # Session, current episode, latest summary and the newest reply of either kind (two index
 # seeks on exchanges_window), in one statement.
 STATE = (
     "SELECT s.id AS s_id, s.debug AS s_debug, s.debug_users AS s_debug_users,"
-    " s.last_activity_at AS s_last_activity_at,"
+    f" s.last_activity_at AS s_last_activity_at, {STAMP} AS s_stamp,"
     f" {_prefixed('e', EPISODE_COLS, 'e_')}, {_prefixed('m', SUMMARY_COLS, 'm_')},"
     " (SELECT x.reply_text FROM exchanges x WHERE x.id = GREATEST("
     "   (SELECT max(id) FROM exchanges WHERE episode_id = e.id AND signal),"
@@ -151,7 +159,8 @@ TRY_LOCKS = (
     " FROM unnest(%s::text[]) WITH ORDINALITY AS k(key, n)"
 )
 CLAIMS = (
-    f"SELECT c.n AS c_n, {_prefixed('i', INBOX_COLS, '')}"
+    f"SELECT c.n AS c_n, {_prefixed('i', INBOX_COLS, '')},"
+    f" (SELECT {STAMP} FROM sessions s WHERE s.key = c.key) AS c_stamp"
     " FROM unnest(%(n)s::int[], %(key)s::text[], %(upto)s::bigint[], %(resend)s::boolean[])"
     "   AS c(n, key, upto, resend)"
     " JOIN inbox i ON i.session_key = c.key AND i.id <= c.upto AND (i.status = 'pending'"
@@ -167,6 +176,11 @@ INBOX_REJECT = (
 INBOX_MARK = (
     "UPDATE inbox SET status = %s, replies = COALESCE(%s, replies), attempts = attempts + 1,"
     " updated_at = %s WHERE id = %s"
+)
+# The done marks of one lock batch (`locks.py`): delivered entries, each with its instant.
+DONE_MARKS = (
+    "UPDATE inbox i SET status = 'done', attempts = i.attempts + 1, updated_at = m.at"
+    " FROM unnest(%s::bigint[], %s::timestamptz[]) AS m(id, at) WHERE i.id = m.id"
 )
 INBOX_PRUNE = "DELETE FROM inbox WHERE status = 'done' AND updated_at < %s"
 

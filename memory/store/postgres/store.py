@@ -78,6 +78,8 @@ class PostgresStore(
         self._pool = pool
         self.locks = locks
         self._delivering = DoneMarks()  # done marks running
+        self._stamps: dict[int, str] = {}
+        self._claimed: dict[int, str] = {}
 
     @classmethod
     async def open(

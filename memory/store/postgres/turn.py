@@ -20,19 +20,25 @@ Conn = psycopg.AsyncConnection[Any]
 async def peek_state(conn: Conn, key: str, window: int) -> TurnState | None:
     """Session, episode, latest summary, last reply, window and pending: one statement
     (with no window, a second reads everything after the checkpoint)."""
+    state, _ = await peek_stamped(conn, key, window)
+    return state
+
+
+async def peek_stamped(conn: Conn, key: str, window: int) -> tuple[TurnState | None, str | None]:
+    """`peek_state` and the state's stamp (`sql.STAMP`), read in the same statement."""
     if window <= 0:
         cur = await conn.execute(sql.STATE, {"key": key})
         row = await cur.fetchone()
         if row is None:
-            return None
-        checkpoint = row["m_checkpoint"] or 0
-        return _state(row, key, [], await signal_exchanges(conn, row["e_id"], checkpoint))
+            return None, None
+        pending = await signal_exchanges(conn, row["e_id"], row["m_checkpoint"] or 0)
+        return _state(row, key, [], pending), row["s_stamp"]
     cur = await conn.execute(sql.STATE_AND_WINDOW, {"key": key, "offset": window - 1})
     rows = await cur.fetchall()
     if not rows:
-        return None
+        return None, None
     found = [exchange_row(r, "x_") for r in rows if r["x_id"] is not None]
-    return _state(rows[0], key, found[-window:], found[:-window])
+    return _state(rows[0], key, found[-window:], found[:-window]), rows[0]["s_stamp"]
 
 
 def _state(row: Row, key: str, recent: list[Exchange], pending: list[Exchange]) -> TurnState:
