@@ -15,7 +15,7 @@ from typing import Protocol
 import structlog
 
 from memory.carry_over import Pairs, carried
-from memory.store.conversation import ConversationStore
+from memory.store.conversation import ConversationStore, NewEpisode
 from memory.types import Episode, TurnState
 
 log = structlog.get_logger(__name__)
@@ -44,7 +44,7 @@ class Episodes:
     async def reset(self, key: str) -> Episode:
         """The user asked for a clean slate (`/reset`): nothing carries over."""
         state = await self.store.turn_state(key, 1, self.clock())
-        return await self.store.start_episode(state.session_id, "manual", None, self.clock())
+        return await self.store.start_episode(NewEpisode(state.session_id, "manual", self.clock()))
 
     async def reset_automatically(
         self,
@@ -59,9 +59,8 @@ class Episodes:
         facts from the closed one (`carry_over`), and the key's state in it."""
         now = at
         facts = await self.carry_for(state)
-        await self.store.start_episode(
-            state.session_id, f"auto:{reason}", dict(signals), now, carry_over=facts
-        )
+        reset = NewEpisode(state.session_id, f"auto:{reason}", now, dict(signals), tuple(facts))
+        await self.store.start_episode(reset)
         return await self.store.turn_state(state.key, window, now)
 
     async def carry_for(self, state: TurnState) -> Pairs:

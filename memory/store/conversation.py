@@ -6,13 +6,24 @@ and its inbox entry commit in one transaction."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
 from memory.types import Episode, Exchange, InboxEntry, SummaryVersion, TopicDecision, TurnState
 from providers.base import Usage
+
+
+@dataclass(frozen=True, slots=True)
+class NewEpisode:
+    """A reset of a session: close its current episode (its summaries stay as its
+    record) and open one that holds `carry_over`, (kind, value) identity facts."""
+
+    session_id: int
+    opened_by: str  # "manual", or "auto:<reason>"
+    at: datetime
+    signals: dict[str, object] | None = None
+    carry_over: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,16 +142,9 @@ class ConversationStore(Protocol):
         ...
 
     # episodes (through `memory.episodes.Episodes`)
-    async def start_episode(
-        self,
-        session_id: int,
-        opened_by: str,
-        signals: dict[str, object] | None,
-        at: datetime,
-        carry_over: Sequence[tuple[str, str]] = (),
-    ) -> Episode:
-        """Close the current episode (its summaries stay as its record), open a new one
-        holding `carry_over` (identity facts, (kind, value) pairs; kept across restarts)."""
+    async def start_episode(self, new: NewEpisode) -> Episode:
+        """The reset `new` in one transaction; the episode opened (its carry-over is kept
+        across restarts)."""
         ...
 
     async def undo_reset(self, session_id: int, at: datetime, within_s: float) -> Episode | None:

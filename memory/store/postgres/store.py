@@ -14,7 +14,7 @@ discards a connection returned mid-transaction).
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
@@ -24,7 +24,7 @@ import structlog
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from memory.store.conversation import NewExchange, NewSummary
+from memory.store.conversation import NewEpisode, NewExchange, NewSummary
 from memory.store.inbox import DoneMarks
 from memory.store.postgres import sql
 from memory.store.postgres.admin import PostgresOperatorQueries
@@ -188,15 +188,11 @@ class PostgresStore(
             await ensure_session(conn, key, at)
             await conn.execute(sql.DEBUG_ON if on else sql.DEBUG_OFF, {"user": user, "key": key})
 
-    async def start_episode(
-        self,
-        session_id: int,
-        opened_by: str,
-        signals: dict[str, object] | None,
-        at: datetime,
-        carry_over: Sequence[tuple[str, str]] = (),
-    ) -> Episode:
+    async def start_episode(self, new: NewEpisode) -> Episode:
         """Close the current episode (its summaries stay as its record) and open a new one."""
+        session_id, opened_by, signals, at, carry_over = (
+            new.session_id, new.opened_by, new.signals, new.at, new.carry_over
+        )  # fmt: skip
         async with self.transaction() as conn:
             cur = await conn.execute(sql.SESSION_LOCK, (session_id,))
             row = await cur.fetchone()

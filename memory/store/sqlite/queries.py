@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from memory.store.conversation import NewEpisode
 from memory.store.sqlite.rows import (
     EPISODE_COLS,
     EXCHANGE_COLS,
@@ -182,15 +183,10 @@ def create_and_peek(db: sqlite3.Connection, *, key: str, at: datetime, window: i
     return state
 
 
-def start_episode(
-    db: sqlite3.Connection,
-    *,
-    session_id: int,
-    opened_by: str,
-    signals: dict[str, object] | None,
-    at: datetime,
-    carry_over: Sequence[tuple[str, str]] = (),
-) -> Episode:
+def start_episode(db: sqlite3.Connection, *, new: NewEpisode) -> Episode:
+    session_id, opened_by, signals, at, carry_over = (
+        new.session_id, new.opened_by, new.signals, new.at, new.carry_over
+    )  # fmt: skip
     db.execute(
         "UPDATE episodes SET closed_at = ?, close_reason = ? WHERE id ="
         " (SELECT current_episode_id FROM sessions WHERE id = ?)",

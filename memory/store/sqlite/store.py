@@ -21,7 +21,7 @@ import structlog
 
 from memory.recall.port import RecallQuery
 from memory.recall.rank import Hit
-from memory.store.conversation import Intake, NewExchange, NewSummary, SessionInfo
+from memory.store.conversation import Intake, NewEpisode, NewExchange, NewSummary, SessionInfo
 from memory.store.inbox import Answered, Claim, DoneMarks
 from memory.store.sqlite import admin, queries, recall_index, usage, writes
 from memory.store.sqlite.connection import (
@@ -205,22 +205,8 @@ class SQLiteStore(GroupCommitWriter):
 
     # -- episodes and erasure ---------------------------------------------------------------
 
-    async def start_episode(
-        self,
-        session_id: int,
-        opened_by: str,
-        signals: dict[str, object] | None,
-        at: datetime,
-        carry_over: Sequence[tuple[str, str]] = (),
-    ) -> Episode:
-        start = partial(
-            queries.start_episode,
-            session_id=session_id,
-            opened_by=opened_by,
-            signals=signals,
-            carry_over=carry_over,
-        )
-        return await self._atomic(partial(start, at=at))
+    async def start_episode(self, new: NewEpisode) -> Episode:
+        return await self._atomic(partial(queries.start_episode, new=new))
 
     async def undo_reset(self, session_id: int, at: datetime, within_s: float) -> Episode | None:
         undo = partial(queries.undo_reset, session_id=session_id, at=at, within_s=within_s)

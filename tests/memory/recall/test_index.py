@@ -11,7 +11,7 @@ from pathlib import Path
 
 from memory.recall.port import RecallQuery
 from memory.recall.terms import query_terms
-from memory.store.conversation import NewExchange
+from memory.store.conversation import NewEpisode, NewExchange
 from memory.store.sqlite import recall_index
 from memory.store.sqlite.store import SQLiteStore
 from memory.types import TurnState
@@ -102,7 +102,7 @@ async def test_a_reset_scopes_recall_and_undo_brings_it_back(recall_store: Recal
     store = recall_store
     ids = await say(store, "console:r", [f"la clave {MARKER} del wifi", *filler(10)])
     state = await state_of(store, "console:r")
-    await store.start_episode(state.session_id, "manual", None, T0 + timedelta(hours=1))
+    await store.start_episode(NewEpisode(state.session_id, "manual", T0 + timedelta(hours=1)))
     assert await search(store, "console:r", f"clave {MARKER}") == []
     assert (await store.recall_index_size("console:r"))[0] == 11  # scoped, not deleted
     assert await store.undo_reset(state.session_id, T0 + timedelta(hours=1), 3600)

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 import pytest
 
-from memory.store.conversation import Intake, NewExchange
+from memory.store.conversation import Intake, NewEpisode, NewExchange
 from memory.store.postgres.store import PostgresStore
 from tests.memory.store.test_postgres_workers import pair
 
@@ -35,7 +35,7 @@ async def _record(store: PostgresStore, key: str) -> None:
 
 async def _reset(store: PostgresStore, key: str) -> None:
     state = await store.turn_state(key, 3, T0)
-    await store.start_episode(state.session_id, "auto:topic", None, T0)
+    await store.start_episode(NewEpisode(state.session_id, "auto:topic", T0))
 
 
 async def _debug(store: PostgresStore, key: str) -> None:

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 import pytest
 
-from memory.store.conversation import NewExchange, NewSummary
+from memory.store.conversation import NewEpisode, NewExchange, NewSummary
 from memory.store.postgres.migrations import MIGRATIONS
 from memory.store.postgres.store import PostgresStore
 from memory.types import InboxEntry
@@ -196,7 +196,7 @@ async def test_debug_and_episodes_are_shared(pair: tuple[PostgresStore, Postgres
     assert not member.debug
     assert member.entry is not None
     state = await a.turn_state("telegram:8", 3, T0)
-    fresh = await a.start_episode(state.session_id, "manual", None, T0)
+    fresh = await a.start_episode(NewEpisode(state.session_id, "manual", T0))
     assert (await b.turn_state("telegram:8", 3, T0)).episode.id == fresh.id
 
 

@@ -7,7 +7,7 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 
 from memory.store import Store
-from memory.store.conversation import NewExchange, NewSummary
+from memory.store.conversation import NewEpisode, NewExchange, NewSummary
 from memory.types import TopicDecision
 
 T0 = datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
@@ -115,7 +115,7 @@ async def test_reset_hides_previous_episode(store: Store) -> None:
     """After start_episode the window and pending are empty; old rows stay stored."""
     await add(store, "console:e", 4)
     state = await store.turn_state("console:e", 3, T0)
-    await store.start_episode(state.session_id, "manual", None, T0)
+    await store.start_episode(NewEpisode(state.session_id, "manual", T0))
     fresh = await store.turn_state("console:e", 3, T0)
     assert fresh.window == ()
     assert fresh.pending == ()
@@ -131,7 +131,7 @@ async def test_undo_restores_previous_episode(store: Store) -> None:
     """Undo reopens the previous episode and moves newer exchanges back into it."""
     ids = await add(store, "console:u", 3)
     state = await store.turn_state("console:u", 5, T0)
-    await store.start_episode(state.session_id, "auto:intent_changed", {"x": 1}, T0)
+    await store.start_episode(NewEpisode(state.session_id, "auto:intent_changed", T0, {"x": 1}))
     later = await add(store, "console:u", 1)
     reopened = await store.undo_reset(state.session_id, T0, within_s=60)
     assert reopened is not None
@@ -145,7 +145,7 @@ async def test_summary_refused_for_closed_episode(store: Store) -> None:
     """A fold finishing after a reset cannot write into the closed episode."""
     ids = await add(store, "console:z", 4)
     state = await store.turn_state("console:z", 1, T0)
-    await store.start_episode(state.session_id, "manual", None, T0)
+    await store.start_episode(NewEpisode(state.session_id, "manual", T0))
     assert await store.write_summary(summary(state.episode.id, 0, ids[2])) is None
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import psycopg
 
 from memory.store import Store
-from memory.store.conversation import NewExchange, NewSummary
+from memory.store.conversation import NewEpisode, NewExchange, NewSummary
 from memory.store.postgres.store import PostgresStore
 from memory.store.sqlite.store import SQLiteStore
 from memory.store.usage import UsageQueries
@@ -72,7 +72,7 @@ async def test_undo_drops_the_usage_of_the_folds_it_drops(store: Store) -> None:
     assert isinstance(store, UsageQueries)
     await _exchange(store, "telegram:3", T0, Usage(10, 2))
     state = await store.turn_state("telegram:3", 6, T0)
-    fresh = await store.start_episode(state.session_id, "auto:topic", None, T0)
+    fresh = await store.start_episode(NewEpisode(state.session_id, "auto:topic", T0))
     await _exchange(store, "telegram:3", T0, Usage(20, 4))
     await store.write_summary(NewSummary(fresh.id, 0, "r", 1, "v1", "offline", 1, 1, 5, 1, T0))
     assert {t.purpose for t in await store.usage_totals("telegram:3")} == {"chat", "fold"}
