@@ -22,6 +22,7 @@ from pathlib import Path
 
 from memory.store.sqlite import admin
 from memory.store.sqlite.store import SQLiteStore
+from memory.types import InboxEntry
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -30,7 +31,9 @@ async def _run(path: Path, *, old: bool) -> tuple[float, bool]:
     store = await SQLiteStore.open(path)
     try:
         for i in range(50):
-            await store.begin_turn("whatsapp:1", f"m{i}", "whatsapp:1", "text", f"x{i}", T0, 6)
+            await store.begin_turn(
+                InboxEntry(0, "whatsapp:1", f"m{i}", "whatsapp:1", "text", f"x{i}", T0), 6
+            )
         reader = sqlite3.connect(path, isolation_level=None)
         reader.execute("BEGIN")
         reader.execute("SELECT COUNT(*) FROM inbox").fetchall()
@@ -43,7 +46,9 @@ async def _run(path: Path, *, old: bool) -> tuple[float, bool]:
             wipe = asyncio.ensure_future(store.forget("whatsapp:1"))
         await asyncio.sleep(0.01)  # the wipe is under way
         started = time.perf_counter()
-        await store.begin_turn("whatsapp:2", "o", "whatsapp:2", "text", "hola", T0, 6)
+        await store.begin_turn(
+            InboxEntry(0, "whatsapp:2", "o", "whatsapp:2", "text", "hola", T0), 6
+        )
         took = time.perf_counter() - started
         await wipe
         erased = await store.erased()

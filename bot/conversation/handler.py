@@ -91,16 +91,16 @@ class ConversationHandler:
         # returns (otherwise an earlier message's exchange could be missing from it).
         command = commands.is_command(inbound.text)
         idle = self.serial.idle(key) and not command
-        message = (key, inbound.external_id, inbound.user, inbound.kind, inbound.text)
+        draft = InboxEntry(
+            0, key, inbound.external_id, inbound.user, inbound.kind, inbound.text, inbound.ts
+        )
         if command:  # a command is stored and answered even in debug mode
+            message = (key, inbound.external_id, inbound.user, inbound.kind, inbound.text)
             intake = Intake(await self.store.inbox_add(*message, inbound.ts))
         else:
-            intake = await self.store.begin_turn(*message, inbound.ts, self.engine.config.window)
+            intake = await self.store.begin_turn(draft, self.engine.config.window)
         if intake.debug:  # a dry run writes nothing, not even the inbox entry
-            entry = InboxEntry(
-                0, key, inbound.external_id, inbound.user, inbound.kind, inbound.text, inbound.ts
-            )
-            return self.serial.submit(key, lambda: self._process(entry))
+            return self.serial.submit(key, lambda: self._process(draft))
         added = intake.entry
         if added is None:
             return await self._redelivered(inbound)

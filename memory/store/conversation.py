@@ -90,19 +90,11 @@ class SessionInfo:
 
 class ConversationStore(Protocol):
     # the turn
-    async def begin_turn(
-        self,
-        key: str,
-        external_id: str,
-        user: str,
-        kind: str,
-        text: str,
-        at: datetime,
-        window: int,
-    ) -> Intake:
-        """Make a message for a turn durable in the inbox, unless its key is in debug mode
-        (a dry run stores nothing); a new key gets its session and first episode. A new
-        entry comes back with the key's turn state as of this commit (`window` exchanges)."""
+    async def begin_turn(self, draft: InboxEntry, window: int) -> Intake:
+        """Make `draft` (a message not yet stored: id 0) durable in the inbox, unless its
+        key is in debug mode (a dry run stores nothing); a new key gets its session and
+        first episode. A new entry comes back with the key's turn state as of this commit
+        (`window` exchanges)."""
         ...
 
     async def turn_state(self, key: str, window: int, at: datetime) -> TurnState:

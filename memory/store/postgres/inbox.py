@@ -50,23 +50,13 @@ class PostgresDeliveryInbox:
         (row,) = await self._all(sql.INTAKE, _intake_params(draft, unless_debug=False))
         return _intake(row, draft, unless_debug=False).entry
 
-    async def begin_turn(
-        self,
-        key: str,
-        external_id: str,
-        user: str,
-        kind: str,
-        text: str,
-        at: datetime,
-        window: int,
-    ) -> Intake:
+    async def begin_turn(self, draft: InboxEntry, window: int) -> Intake:
         """The intake (`sql.INTAKE`) and the state read after it, pipelined: one round
         trip. The state's stamp is kept for the claim, which says whether it still holds."""
-        draft = InboxEntry(0, key, external_id, user, kind, text, at)
         async with self._pool.connection() as conn:
             async with conn.pipeline():
                 cur = await conn.execute(sql.INTAKE, _intake_params(draft, unless_debug=True))
-                state, stamp = await peek_stamped(conn, key, window)
+                state, stamp = await peek_stamped(conn, draft.key, window)
             row = await cur.fetchone()
         assert row is not None
         intake = _intake(row, draft, unless_debug=True)

@@ -136,19 +136,9 @@ class SQLiteStore(GroupCommitWriter):
 
     # -- the turn ---------------------------------------------------------------------------
 
-    async def begin_turn(
-        self,
-        key: str,
-        external_id: str,
-        user: str,
-        kind: str,
-        text: str,
-        at: datetime,
-        window: int,
-    ) -> Intake:
+    async def begin_turn(self, draft: InboxEntry, window: int) -> Intake:
         """The debug flag read, the insert and the state read are one round trip."""
-        entry = InboxEntry(0, key, external_id, user, kind, text, at)
-        return await self._atomic(partial(writes.begin_turn, entry=entry, window=window))
+        return await self._atomic(partial(writes.begin_turn, entry=draft, window=window))
 
     async def turn_state(self, key: str, window: int, at: datetime) -> TurnState:
         state = await self.peek_state(key, window)

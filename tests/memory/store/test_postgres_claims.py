@@ -12,6 +12,7 @@ import pytest
 
 from memory.store.conversation import Intake, NewEpisode, NewExchange
 from memory.store.postgres.store import PostgresStore
+from memory.types import InboxEntry
 from tests.memory.store.test_postgres_workers import pair
 
 __all__ = ["pair"]  # the two-worker fixture
@@ -21,7 +22,9 @@ Change = Callable[[PostgresStore, str], Awaitable[object]]
 
 
 async def _begin(store: PostgresStore, key: str, external_id: str) -> Intake:
-    intake = await store.begin_turn(key, external_id, "u", "text", f"hola {external_id}", T0, 3)
+    intake = await store.begin_turn(
+        InboxEntry(0, key, external_id, "u", "text", f"hola {external_id}", T0), 3
+    )
     assert intake.entry is not None
     assert intake.state is not None
     return intake

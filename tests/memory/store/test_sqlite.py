@@ -16,6 +16,7 @@ import pytest
 from memory.store.conversation import NewExchange
 from memory.store.sqlite.schema import MIGRATIONS
 from memory.store.sqlite.store import SQLiteStore
+from memory.types import InboxEntry
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -369,9 +370,11 @@ async def test_forget_with_a_reader_holding_a_snapshot_claims_nothing_early(
     try:
         for i in range(5):
             await store.begin_turn(
-                "whatsapp:1", f"m{i}", "whatsapp:1", "text", f"WIPE-ME-{i}", T0, 6
+                InboxEntry(0, "whatsapp:1", f"m{i}", "whatsapp:1", "text", f"WIPE-ME-{i}", T0), 6
             )
-        await store.begin_turn("whatsapp:2", "o0", "whatsapp:2", "text", "other", T0, 6)
+        await store.begin_turn(
+            InboxEntry(0, "whatsapp:2", "o0", "whatsapp:2", "text", "other", T0), 6
+        )
         reader = sqlite3.connect(path, isolation_level=None)
         reader.execute("BEGIN")
         reader.execute("SELECT COUNT(*) FROM inbox").fetchall()  # holds its snapshot
@@ -379,7 +382,9 @@ async def test_forget_with_a_reader_holding_a_snapshot_claims_nothing_early(
         assert await store.forget("whatsapp:1") >= 5
         assert not await store.erased(wait_s=0.2)
         assert b"WIPE-ME" in _files(path)
-        await store.begin_turn("whatsapp:2", "o1", "whatsapp:2", "text", "still fast", T0, 6)
+        await store.begin_turn(
+            InboxEntry(0, "whatsapp:2", "o1", "whatsapp:2", "text", "still fast", T0), 6
+        )
         assert asyncio.get_running_loop().time() - started < 2.0  # not the 5 s busy timeout
         reader.execute("ROLLBACK")
         reader.close()
