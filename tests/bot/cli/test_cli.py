@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -12,17 +11,13 @@ from typing import Any
 
 import pytest
 
+from tests.support.processes.process import run_bot, user_env
+
 ROOT = Path(__file__).resolve().parents[3]
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("VENTANA_", "TELEGRAM_", "WHATSAPP_", "ANTHROPIC_", "OPENAI_"))
-    }
-    env.update({"VENTANA_DB": str(tmp_path / "cli.db"), "VENTANA_LANGUAGE": "en", **extra})
-    return env
+    return user_env(**{"VENTANA_DB": str(tmp_path / "cli.db"), "VENTANA_LANGUAGE": "en", **extra})
 
 
 def _spawn(
@@ -50,14 +45,7 @@ def _spawn(
 def _run(
     args: list[str], tmp_path: Path, stdin: str = "", **extra: str
 ) -> subprocess.CompletedProcess[str]:
-    pipe = subprocess.PIPE
-    with _spawn(args, tmp_path, stdin=pipe, stdout=pipe, stderr=pipe, **extra) as proc:
-        try:
-            out, err = proc.communicate(stdin, timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            raise
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    return run_bot(args, _env(tmp_path, **extra), tmp_path, stdin)
 
 
 def test_console_piped_input_then_end_of_input(tmp_path: Path) -> None:

@@ -4,9 +4,7 @@ anything else URL-like; doctor and the start-up warning on PostgreSQL."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ from config.settings import SettingsInvalid, load_settings
 from memory.store.postgres.store import PostgresStore
 from memory.store.sqlite.store import SQLiteStore
 from tests.support.postgres import start_server
+from tests.support.processes.process import run_bot, user_env
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -75,17 +74,8 @@ async def test_open_store_picks_the_backend_and_warns_about_polling(
 
 def test_doctor_shows_backend_server_version_and_pool(postgres_url: str, tmp_path: Path) -> None:
     """`ventana doctor` on PostgreSQL names the backend, the server version and the pool."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("VENTANA_", "TELEGRAM_"))}
-    env |= {"VENTANA_DB": postgres_url, "VENTANA_DB_POOL_SIZE": "4"}
-    done = subprocess.run(
-        [sys.executable, "-m", "bot", "doctor"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=60,
-        check=False,
-    )
+    env = user_env(VENTANA_DB=postgres_url, VENTANA_DB_POOL_SIZE="4")
+    done = run_bot(["doctor"], env, tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     line = next(x for x in done.stdout.splitlines() if "database" in x)
     assert line.startswith("ok")
@@ -103,20 +93,10 @@ def test_a_server_that_cannot_start_fails_the_run_never_skips(tmp_path: Path) ->
 def test_console_then_sessions_and_export_on_postgres(postgres_url: str, tmp_path: Path) -> None:
     """A console chat stored on PostgreSQL is listed by `sessions`, exported by `export`
     and its recall index shown by `inspect`, with nothing written to a local file."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("VENTANA_", "TELEGRAM_"))}
-    env |= {"VENTANA_DB": postgres_url, "VENTANA_LANGUAGE": "en"}
+    env = user_env(VENTANA_DB=postgres_url, VENTANA_LANGUAGE="en")
 
     def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "bot", *args],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=tmp_path,
-            timeout=60,
-            check=False,
-        )
+        return run_bot(list(args), env, tmp_path, stdin)
 
     chat = run("console", "--session", "pg", stdin="my order is #A-77\n")
     assert chat.returncode == 0, chat.stderr

@@ -24,6 +24,29 @@ def bot_env(tmp: Path, **settings: str) -> dict[str, str]:
     return {**_BASE_ENV, "HOME": str(tmp), **settings}
 
 
+def user_env(**settings: str) -> dict[str, str]:
+    """This environment as a user's shell has it, minus every ventana, channel and
+    provider variable, plus `settings`."""
+    ours = ("VENTANA_", "TELEGRAM_", "WHATSAPP_", "ANTHROPIC_", "OPENAI_")
+    return {k: v for k, v in os.environ.items() if not k.startswith(ours)} | settings
+
+
+def run_bot(
+    args: list[str], env: Mapping[str, str], cwd: Path, stdin: str = "", timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """`python -m bot ARGS` run to its end in `cwd` with exactly `env`, text in and out."""
+    return subprocess.run(
+        [sys.executable, "-m", "bot", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=dict(env),
+        cwd=cwd,
+        timeout=timeout,
+        check=False,
+    )
+
+
 def spawn(
     args: list[str],
     env: Mapping[str, str],
