@@ -20,6 +20,7 @@ import asyncio
 import hashlib
 import hmac
 import json
+import warnings
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -29,6 +30,7 @@ from telegram import Update
 from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError
 from telegram.ext import Application
 from telegram.request import BaseRequest
+from telegram.warnings import PTBUserWarning
 
 from bot.app import App
 from bot.channels.telegram.admins import TelegramAdmins
@@ -47,6 +49,9 @@ log = structlog.get_logger(__name__)
 
 CHANNEL = "telegram"
 POLL_TIMEOUT_S = 30
+POLL_READ_MARGIN_S = 5.0  # a long poll's read timeout is its timeout plus this (PTB's way)
+# Polling reads getUpdates raw (`_poll`), which PTB would rather see through get_updates.
+warnings.filterwarnings("ignore", message=r"Please use 'Bot\.getUpdates'", category=PTBUserWarning)
 MAX_BACKOFF_S = 30.0
 
 
@@ -161,17 +166,33 @@ class TelegramChannel:
     # -- intake -------------------------------------------------------------------------
 
     async def _poll(self) -> None:
-        """getUpdates forever; the offset moves past a batch only once all of it is committed."""
+        """getUpdates forever; the offset moves past a batch only once all of it is committed.
+
+        The batch is read raw and each update parsed on its own (PTB's get_updates parses the
+        batch whole: one update it cannot read would fail the batch on every retry, and it
+        logs the batch's raw data, message bodies included): an unreadable update is
+        recorded as rejected, like a webhook's, and the offset moves past it."""
         bot = self.application.bot
         offset: int | None = None
         delay = self.retry_delay
         while True:
             try:
-                updates = await bot.get_updates(
-                    offset=offset, timeout=self.poll_timeout, allowed_updates=ALLOWED_UPDATES
+                batch = await bot.do_api_request(
+                    "getUpdates",
+                    api_kwargs={
+                        "offset": offset,
+                        "timeout": self.poll_timeout,
+                        "allowed_updates": list(ALLOWED_UPDATES),
+                    },
+                    read_timeout=self.poll_timeout + POLL_READ_MARGIN_S,
                 )
-                for update in updates:
-                    await self._commit(update)
+                updates = [data for data in batch if isinstance(data, dict)]
+                for data in updates:
+                    update = self._update_of(data)
+                    if isinstance(update, str):
+                        await self._reject(UNKNOWN_KEY, str(data.get("update_id")), update)
+                    else:
+                        await self._commit(update)
             except InvalidToken:
                 log.error("telegram_token_revoked")  # nothing to retry: polling ends here
                 return
@@ -181,8 +202,9 @@ class TelegramChannel:
                 delay = min(delay * 2, MAX_BACKOFF_S)
                 continue
             delay = self.retry_delay
-            if updates:
-                offset = updates[-1].update_id + 1
+            ids = [d["update_id"] for d in updates if type(d.get("update_id")) is int]
+            if ids:
+                offset = max(ids) + 1
 
     async def _commit(self, update: Update) -> None:
         """Make `update` durable (or decide to ignore it); processing goes on in the background."""
@@ -206,6 +228,10 @@ class TelegramChannel:
             data: Any = json.loads(body)
         except (ValueError, RecursionError):
             return "not JSON"
+        return self._update_of(data)
+
+    def _update_of(self, data: Any) -> Update | str:
+        """The update in decoded JSON, or why it is not one."""
         if not isinstance(data, dict) or type(data.get("update_id")) is not int:
             return "not an update (no integer update_id)"
         try:

@@ -221,3 +221,32 @@ async def test_a_rejected_token_is_a_clear_error_that_does_not_quote_it(tmp_path
             await h.channel.start()
         assert TOKEN not in str(caught.value)
         assert caught.value.__suppress_context__
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        {"date": "yesterday"},  # PTB cannot build the message's date
+        {"chat": "five"},  # nor a chat from a string
+        {"from": 5},  # nor a sender from a number
+    ],
+)
+async def test_an_update_ptb_cannot_read_is_rejected_and_polling_goes_on(
+    tmp_path: Path, broken: dict[str, Any]
+) -> None:
+    """A batch holding an update python-telegram-bot cannot parse: the update is recorded
+    as rejected with its reason, the others are answered, and the offset moves past it
+    (polling never retries the same batch forever)."""
+    async with telegram_bot(tmp_path / "v.db") as h:
+        bad = h.fake.text(5, "unreadable")
+        bad["message"].update(broken)
+        h.fake.push(h.fake.text(5, "before"), bad, h.fake.text(5, "after"))
+        assert await h.wait_replies(5, 2) == ["re: before", "re: after"]
+        rows = (await h.app.store.export("telegram:unknown"))["inbox"]
+        assert isinstance(rows, list)
+        rejected = [r for r in rows if r["status"] == "rejected"]
+        assert [r["external_id"] for r in rejected] == [str(bad["update_id"])]
+        assert "unreadable" in rejected[0]["reason"]
+        h.fake.push(h.fake.text(5, "later"))
+        assert (await h.wait_replies(5, 3))[-1] == "re: later"
+        assert h.model.requests[0].messages[-1].content == "before"
