@@ -10,7 +10,6 @@ fill the block with the same exchange said ten times.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -74,11 +73,12 @@ def _weights(
 def _score(
     weights: Sequence[tuple[str, float]], terms: Sequence[str], avg: float
 ) -> tuple[float, tuple[str, ...]]:
-    tf = Counter(terms)
+    # Only the query's few terms are counted (a C-level scan of the tuple each), not
+    # every term of the document: a third of the ranking's cost went to the Counter.
     norm = K1 * (1 - B + B * len(terms) / max(avg, 1.0))
     total, matched = 0.0, []
     for term, weight in weights:
-        n = tf.get(term, 0)
+        n = terms.count(term)
         if n:
             total += weight * n * (K1 + 1) / (n + norm)
             matched.append(term)
