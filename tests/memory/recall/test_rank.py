@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from math import log
+
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory.recall.rank import MIN_SCORE, Candidate, Hit, rank, searchable
+from memory.recall.rank import K1, MIN_SCORE, B, Candidate, Hit, rank, score, searchable
 from memory.recall.terms import QueryTerm, query_terms, terms
 from memory.types import Exchange
 
@@ -124,3 +126,19 @@ def test_a_limit_keeps_the_same_best_hits_as_ranking_them_all(
     query = query_terms("el router, la factura 731, la migración del dns")
     assert len(query) >= 4
     assert rank(query, cands, df, docs, limit) == rank(query, cands, df, docs, 100)[:limit]
+
+
+def test_score_is_okapi_bm25_with_repeats_counted() -> None:
+    """A term said three times scores the Okapi BM25 of tf 3 (saturating, length
+    normalised), and the matched terms are the query's, in query order."""
+    doc = ("migr", "servid", "migr", "dns", "migr")
+    df, docs, avg = {"migr": 2, "dns": 5, "factur": 1}, 50, 4.0
+    value, matched = score(q("dns", "factur", "migr"), doc, df, docs, avg)
+
+    def part(tf: int, n: int) -> float:
+        norm = K1 * (1 - B + B * len(doc) / avg)
+        return log(1 + (docs - n + 0.5) / (n + 0.5)) * tf * (K1 + 1) / (tf + norm)
+
+    assert matched == ("dns", "migr")
+    assert abs(value - (part(1, 5) + part(3, 2))) < 1e-9
+    assert score(q("migr"), doc, df, docs, avg)[0] > score(q("migr"), doc[:2], df, docs, avg)[0]
