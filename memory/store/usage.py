@@ -4,9 +4,10 @@ usage of each chat call with its exchange and of each fold with its summary vers
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +23,21 @@ class UsageTotal:
     cached_tokens: int
     first_at: datetime
     last_at: datetime
+
+    @classmethod
+    def of_row(cls, row: Mapping[str, Any], when: Callable[[Any], datetime]) -> UsageTotal:
+        """A totals row read by column name; `when` turns its stored times into datetimes."""
+        return cls(
+            key=row["key"],
+            purpose=row["purpose"],
+            model=row["model"],
+            calls=int(row["calls"]),
+            input_tokens=int(row["input_tokens"]),
+            output_tokens=int(row["output_tokens"]),
+            cached_tokens=int(row["cached_tokens"]),
+            first_at=when(row["first_at"]),
+            last_at=when(row["last_at"]),
+        )
 
 
 @runtime_checkable

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory.engine import EngineConfig, MemoryEngine
+from memory.engine import EngineConfig, MemoryEngine, TopicCheck, no_topic_check
 from memory.fold.service import FoldService
 from memory.policy import Assembly
 from memory.store import Store
@@ -22,7 +22,12 @@ class WordTokenizer:
 
 
 def engine_for(
-    store: Store, *, window: int = 4, fold_batch: int = 4, topic: Any = None, **config: Any
+    store: Store,
+    *,
+    window: int = 4,
+    fold_batch: int = 4,
+    topic: TopicCheck = no_topic_check,
+    **config: Any,
 ) -> tuple[MemoryEngine, ScriptedChatModel]:
     """An engine on `store` ("Soporte." as system prompt, 4,000 tokens unless `config`
     says otherwise) and the scripted model it calls."""
@@ -39,8 +44,7 @@ def engine_for(
     model = ScriptedChatModel()
     settings = {"context_tokens": 4000} | config
     engine_config = EngineConfig("Soporte.", window=window, fold_batch=fold_batch, **settings)
-    extra = {"topic": topic} if topic is not None else {}
-    return MemoryEngine(store, model, folds, tok, engine_config, **extra), model
+    return MemoryEngine(store, model, folds, tok, engine_config, topic=topic), model
 
 
 async def turn(engine: MemoryEngine, key: str, text: str) -> Assembly:

@@ -59,17 +59,4 @@ class PostgresUsageQueries:
     ) -> list[UsageTotal]:
         """Calls and tokens per key, purpose and model, oldest key first; `since` inclusive."""
         rows = await self._all(TOTALS, {"key": key, "since": since})
-        return [
-            UsageTotal(
-                key=row["key"],
-                purpose=row["purpose"],
-                model=row["model"],
-                calls=int(row["calls"]),
-                input_tokens=int(row["input_tokens"]),
-                output_tokens=int(row["output_tokens"]),
-                cached_tokens=int(row["cached_tokens"]),
-                first_at=row["first_at"],
-                last_at=row["last_at"],
-            )
-            for row in rows
-        ]
+        return [UsageTotal.of_row(row, lambda at: at) for row in rows]

@@ -111,13 +111,8 @@ def index_exchange(
 
 def search(db: sqlite3.Connection, query: RecallQuery) -> list[Hit]:
     """The ranked hits of `query` in its episode's exchanges with `id < before`."""
-    session_id, episode_id, before, limit = (
-        query.session_id,
-        query.episode_id,
-        query.before,
-        query.limit,
-    )
-    if not query.terms or limit <= 0:
+    session_id, before = query.session_id, query.before
+    if not query.terms or query.limit <= 0:
         return []
     prefix = _prefix(session_id)
     names = [prefix + "_n", *(prefix + q.term for q in query.terms)]
@@ -136,10 +131,10 @@ def search(db: sqlite3.Connection, query: RecallQuery) -> list[Hit]:
         f" FROM {table(session_id)} f JOIN exchanges x ON x.id = f.rowid"
         f" WHERE {table(session_id)} MATCH ? AND f.rowid < ? AND x.episode_id = ?"
         " ORDER BY rank LIMIT ?",
-        (match, 2**62 if before is None else before, episode_id, CANDIDATES),
+        (match, 2**62 if before is None else before, query.episode_id, CANDIDATES),
     ).fetchall()
     candidates = [_candidate(row, prefix) for row in rows]
-    return rank(wanted, candidates, df, docs, limit)
+    return rank(wanted, candidates, df, docs, query.limit)
 
 
 def _candidate(row: Sequence[Any], prefix: str) -> Candidate:

@@ -98,17 +98,4 @@ def usage_totals(
     cur = db.execute(_TOTALS, params)
     names = [column[0] for column in cur.description]
     rows = [dict(zip(names, values, strict=True)) for values in cur.fetchall()]
-    return [
-        UsageTotal(
-            key=row["key"],
-            purpose=row["purpose"],
-            model=row["model"],
-            calls=row["calls"],
-            input_tokens=row["input_tokens"],
-            output_tokens=row["output_tokens"],
-            cached_tokens=row["cached_tokens"],
-            first_at=datetime.fromisoformat(row["first_at"]),
-            last_at=datetime.fromisoformat(row["last_at"]),
-        )
-        for row in rows
-    ]
+    return [UsageTotal.of_row(row, datetime.fromisoformat) for row in rows]
