@@ -102,7 +102,9 @@ KIND_RULES: list[_Rule] = [
     ),
     _rule(
         "ip",
-        r"(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{1,4}(?![\w:])",
+        # a digit somewhere in it: "::A" or "ab:cd:ef" is text (and digitless texts
+        # skip the digit kinds' rules, so a full scan and a gated one agree)
+        r"(?<![\w:])(?=[0-9A-Fa-f:]*\d)(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{1,4}(?![\w:])",
         r"[0-9A-Fa-f]?:[0-9A-Fa-f:]",
     ),
     _rule("tracking", r"\b[A-Z]{2}\d{9}[A-Z]{2}\b", r"\d{9}[A-Z]"),

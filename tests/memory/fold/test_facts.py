@@ -284,6 +284,7 @@ _FACT_PIECES = (
 @example("17:42, 5 pm, € 20, 20 €, 15 %, +34 612 345 678, (555) 123-4567, 555-123-4567")
 @example("612 345 678, 28028 Madrid, CP 28028, #A-5521, AB-12-CD, order-731, TRK5590X")
 @example("ticket 12345, a.b@example.co, https://x.y/z and www.example.com")
+@example("::A")  # a digitless IPv6-like run: text, not an address
 def test_gates_never_skip_a_pattern_that_matches(text: str) -> None:
     """Each pattern's gate (and the digit check) is only a shortcut: a text the pattern
     matches in always passes it, so gated extraction finds exactly what the full scan did."""
