@@ -60,10 +60,10 @@ def score(
     query: Sequence[QueryTerm], terms: Sequence[str], df: Mapping[str, int], docs: int, avg: float
 ) -> tuple[float, tuple[str, ...]]:
     """BM25 of one document for the weighted query, and the query terms it contains."""
-    return _score(_weights(query, df, docs), terms, avg)
+    return _score(weights(query, df, docs), terms, avg)
 
 
-def _weights(
+def weights(
     query: Sequence[QueryTerm], df: Mapping[str, int], docs: int
 ) -> tuple[tuple[str, float], ...]:
     """Each query term with its weight × idf: the same for every candidate of a search."""
@@ -96,10 +96,10 @@ def rank(
     if not candidates:
         return []
     avg = sum(len(c.terms) for c in candidates) / len(candidates)
-    weights = _weights(query, df, docs)
+    weighted = weights(query, df, docs)
     hits = []
     for c in candidates:
-        value, matched = _score(weights, c.terms, avg)
+        value, matched = _score(weighted, c.terms, avg)
         if value >= MIN_SCORE:
             hits.append(Hit(c.exchange, round(value, 3), matched))
     hits.sort(key=lambda h: (-h.score, -len(h.matched), -h.exchange.id))

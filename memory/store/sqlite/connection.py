@@ -100,6 +100,11 @@ class GroupCommitWriter:
         self.checkpoints = 0
         self._erasures = 0  # deletes whose WAL copies must go (see `_wipe_soon`)
         self._wiping: asyncio.Task[None] | None = None  # retries while a reader holds on
+        self._data_version: int | None = None  # SQLite's, as the last batch saw it
+
+    def _foreign_commit(self) -> None:
+        """Called when a batch finds another connection committed since the last one
+        (SQLite's `data_version`): a subclass drops what it keeps of the database."""
 
     async def close(self) -> None:
         """Commit what is queued, then close every connection. A cancel meanwhile (Ctrl-C
@@ -177,7 +182,7 @@ class GroupCommitWriter:
                 batch, self._queued = self._queued[:_BATCH_MAX], self._queued[_BATCH_MAX:]
                 try:
                     async with self._lock:
-                        results = await _on_thread(
+                        version, results = await _on_thread(
                             self._w, partial(_in_batch, [fn for fn, _ in batch])
                         )
                 except Exception as exc:  # BEGIN or COMMIT failed: nothing was written
@@ -189,6 +194,10 @@ class GroupCommitWriter:
                     for _, future in batch:
                         future.cancel()
                     raise
+                if version != self._data_version:
+                    if self._data_version is not None:
+                        self._foreign_commit()
+                    self._data_version = version
                 _settle(batch, results)
                 self._checkpoint_soon()
                 await self._gather(len(batch))
@@ -302,15 +311,22 @@ def _pragma(db: sqlite3.Connection, *, sql: str) -> list[Any]:
     return db.execute(sql).fetchall()
 
 
-def _in_batch(fns: Sequence[Write], db: sqlite3.Connection) -> list[tuple[bool, Any]]:
+def _in_batch(fns: Sequence[Write], db: sqlite3.Connection) -> tuple[int, list[tuple[bool, Any]]]:
     """Run `fns` in one transaction: (True, result) each, or (False, exception) for one
     that raised, with only its own changes undone. Almost every batch succeeds whole, so
     it first runs plainly; if anything raises, that attempt is rolled back and the batch
-    runs again with a savepoint per function (each reads the database afresh)."""
+    runs again with a savepoint per function (each reads the database afresh). With the
+    results, `data_version` read inside the transaction: it moves only when another
+    connection committed."""
+
+    def run(each: Callable[[Write], tuple[bool, Any]]) -> tuple[int, list[tuple[bool, Any]]]:
+        version = db.execute("PRAGMA data_version").fetchone()[0]
+        return int(version), [each(fn) for fn in fns]
+
     try:
-        return in_transaction(db, lambda: [(True, fn(db)) for fn in fns])
+        return in_transaction(db, partial(run, lambda fn: (True, fn(db))))
     except Exception:
-        return in_transaction(db, lambda: [_in_savepoint(fn, db) for fn in fns])
+        return in_transaction(db, partial(run, lambda fn: _in_savepoint(fn, db)))
 
 
 def in_transaction(db: sqlite3.Connection, body: Callable[[], T]) -> T:

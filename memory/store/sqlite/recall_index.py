@@ -28,6 +28,7 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
+from memory.recall.hot import Indexed, KeyIndex
 from memory.recall.port import RecallQuery
 from memory.recall.rank import Candidate, Hit, rank, searchable
 from memory.recall.terms import terms
@@ -47,6 +48,7 @@ PROGRESS_FROM = 20_000  # a backfill this large shows a progress bar
 # level 0 piled up to 15 segments between merges and a search cost up to twice as much.
 CRISIS_MERGE = 4
 _BATCH = 5_000
+LOAD_BATCH = 500  # exchanges a key's read into memory takes per round trip (~10 ms)
 
 
 def _first(cur: sqlite3.Cursor) -> Any:
@@ -92,21 +94,59 @@ def _prefix(session_id: int) -> str:
     return f"k{session_id}_"
 
 
-def body(session_id: int, user_text: str, reply_text: str) -> str:
+def index_exchange(
+    db: sqlite3.Connection,
+    exchange_id: int,
+    session_id: int,
+    user_text: str,
+    reply_text: str,
+    words: Sequence[str] | None = None,
+) -> None:
+    """Index one signal exchange, in the caller's transaction; `words`: its terms
+    (`exchange_terms`), when the caller has them already."""
+    if words is None:
+        words = exchange_terms(user_text, reply_text)
+    db.execute(
+        f"INSERT INTO {table(session_id)} (rowid, body) VALUES (?, ?)",
+        (exchange_id, body(session_id, words)),
+    )
+
+
+def body(session_id: int, words: Sequence[str]) -> str:
     """What is indexed for one exchange: its per-key terms and the key's document mark."""
     prefix = _prefix(session_id)
-    words = terms(user_text) + terms(reply_text)
     return " ".join([f"{prefix}_n", *(prefix + t for t in words)])
 
 
-def index_exchange(
-    db: sqlite3.Connection, exchange_id: int, session_id: int, user_text: str, reply_text: str
-) -> None:
-    """Index one signal exchange, in the caller's transaction."""
-    db.execute(
-        f"INSERT INTO {table(session_id)} (rowid, body) VALUES (?, ?)",
-        (exchange_id, body(session_id, user_text, reply_text)),
-    )
+def exchange_terms(user_text: str, reply_text: str) -> tuple[str, ...]:
+    """What is indexed of one exchange: the terms of its user text, then its reply's."""
+    return (*terms(user_text), *terms(reply_text))
+
+
+def load_key(
+    db: sqlite3.Connection, index: KeyIndex, after: int = 0, limit: int = LOAD_BATCH
+) -> int | None:
+    """Read into `index` (`memory.recall.hot`) the key's next `limit` indexed exchanges
+    with `id > after`, found through the key's own document mark (so only its entries
+    are read), the texts only of those in its episode. The last id read, or None when
+    there were no more."""
+    name, prefix, episode = table(index.session_id), _prefix(index.session_id), index.episode_id
+    rows = db.execute(
+        f"SELECT f.rowid, f.body, x.episode_id,"
+        " CASE WHEN x.episode_id = ? THEN x.user_text END,"
+        " CASE WHEN x.episode_id = ? THEN x.reply_text END, x.created_at"
+        f" FROM {name} f JOIN exchanges x ON x.id = f.rowid"
+        f" WHERE {name} MATCH ? AND f.rowid > ? ORDER BY f.rowid LIMIT ?",
+        (episode, episode, f'"{prefix}_n"', after, limit),
+    ).fetchall()
+    for row in rows:
+        index.add(_indexed(row, prefix))
+    return int(rows[-1][0]) if rows else None
+
+
+def _indexed(row: Sequence[Any], prefix: str) -> Indexed:
+    candidate = _candidate(row, prefix)
+    return Indexed(candidate.exchange, tuple(map(sys.intern, candidate.terms)))
 
 
 def search(db: sqlite3.Connection, query: RecallQuery) -> list[Hit]:

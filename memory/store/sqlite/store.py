@@ -9,6 +9,7 @@ state, exchange, done (the done mark rides with the next write).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -19,6 +20,7 @@ from pathlib import Path
 import aiosqlite
 import structlog
 
+from memory.recall.hot import HotKeys, Indexed, KeyIndex
 from memory.recall.port import RecallQuery
 from memory.recall.rank import Hit
 from memory.store.conversation import Intake, NewEpisode, NewExchange, NewSummary, SessionInfo
@@ -47,6 +49,21 @@ class SQLiteStore(GroupCommitWriter):
     def __init__(self, writer: aiosqlite.Connection, reader: aiosqlite.Connection) -> None:
         super().__init__(writer, reader)
         self._delivering = DoneMarks()  # done marks not committed yet
+        self.hot = HotKeys()  # recently searched keys' recall index, kept exact here
+        self._holding: dict[int, asyncio.Task[None]] = {}  # keys being read into `hot`
+
+    async def close(self) -> None:
+        """Stop reading keys into memory, then commit what is queued and close."""
+        holding = list(self._holding.values())
+        for task in holding:
+            task.cancel()
+        if holding:
+            await asyncio.wait(holding)
+        await super().close()
+
+    def _foreign_commit(self) -> None:
+        """Another connection wrote (a CLI next to the bot): what is held may be stale."""
+        self.hot.clear()
 
     @classmethod
     async def open(
@@ -159,8 +176,9 @@ class SQLiteStore(GroupCommitWriter):
         return await self._read(peek)
 
     async def record_exchange(self, new: NewExchange) -> Exchange:
-        exchange_id = await self._atomic(partial(writes.insert_exchange, new=new))
-        return Exchange(
+        words = recall_index.exchange_terms(new.user_text, new.reply_text) if new.signal else None
+        exchange_id = await self._atomic(partial(writes.insert_exchange, new=new, words=words))
+        exchange = Exchange(
             exchange_id,
             new.episode_id,
             new.user_text,
@@ -169,6 +187,9 @@ class SQLiteStore(GroupCommitWriter):
             new.noise_reason,
             new.created_at,
         )
+        if words is not None:
+            self.hot.add(new.session_id, Indexed(exchange, words))
+        return exchange
 
     async def signal_exchanges(
         self, episode_id: int, after: int, upto: int | None = None, limit: int | None = None
@@ -182,7 +203,46 @@ class SQLiteStore(GroupCommitWriter):
         return await self._atomic(partial(writes.write_summary, new=new))
 
     async def recall(self, query: RecallQuery) -> list[Hit]:
+        """From memory when the key was searched lately (`memory.recall.hot`); else on
+        disk (FTS5), while the key's index is read into memory in the background."""
+        if not query.terms or query.limit <= 0:
+            return []
+        hits = self.hot.search(query)
+        if hits is not None:
+            return hits
+        self._hold_soon(query.session_id, query.episode_id)
         return await self._read(partial(recall_index.search, query=query))
+
+    def _hold_soon(self, session_id: int, episode_id: int) -> None:
+        if self.hot.too_big(session_id) or session_id in self._holding:
+            return
+        task = asyncio.create_task(self._hold(session_id, episode_id), name="recall-hold")
+        self._holding[session_id] = task
+
+    async def _hold(self, session_id: int, episode_id: int) -> None:
+        """Read a key's index into memory, `LOAD_BATCH` exchanges a round trip (other
+        reads go between them), stopping early if it turns out too large to hold."""
+        load = self.hot.begin_load(session_id)
+        index = KeyIndex(session_id, episode_id)
+        try:
+            after: int | None = 0
+            while after is not None and not load.stale and not self.hot.too_large(index):
+                read = partial(
+                    recall_index.load_key, index=index, after=after, limit=recall_index.LOAD_BATCH
+                )
+                after = await self._read(read)
+            if after is None:
+                self.hot.keep(load, index)
+        except Exception as exc:  # the on-disk search goes on serving the key
+            log.warning("recall_hold_failed", error=repr(exc))
+        finally:
+            self.hot.abandon(load)
+            del self._holding[session_id]
+
+    async def recall_held(self) -> None:
+        """Wait for the keys being read into memory (tests, benches)."""
+        while self._holding:
+            await asyncio.wait(list(self._holding.values()))
 
     async def recall_index_size(self, key: str) -> tuple[int, int]:
         return await self._read(partial(recall_index.size, key=key))
@@ -200,7 +260,10 @@ class SQLiteStore(GroupCommitWriter):
 
     async def undo_reset(self, session_id: int, at: datetime, within_s: float) -> Episode | None:
         undo = partial(queries.undo_reset, session_id=session_id, at=at, within_s=within_s)
-        return await self._atomic(undo)
+        try:
+            return await self._atomic(undo)
+        finally:  # its exchanges may have moved episode
+            self.hot.drop(session_id)
 
     async def episodes(self, key: str) -> list[Episode]:
         return await self._read(partial(admin.episodes, key=key))
@@ -210,7 +273,10 @@ class SQLiteStore(GroupCommitWriter):
         copies still in the WAL go when it is checkpointed and truncated, in the
         background (`erased` says when), since a reader holding an old snapshot may
         prevent that for as long as it stays open."""
-        removed = await self._atomic(partial(writes.forget, key=key))
+        try:
+            removed = await self._atomic(partial(writes.forget, key=key))
+        finally:  # and its session id may be given to a new key
+            self.hot.clear()
         await self._wipe_soon()
         return removed
 

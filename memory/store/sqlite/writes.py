@@ -79,8 +79,11 @@ def begin_turn(db: sqlite3.Connection, *, entry: InboxEntry, window: int) -> Int
     return Intake(added, debug=False, state=peek_state(db, key=key, window=window))
 
 
-def insert_exchange(db: sqlite3.Connection, *, new: NewExchange) -> int:
-    """Store the exchange, touch its session and mark its inbox entry answered."""
+def insert_exchange(
+    db: sqlite3.Connection, *, new: NewExchange, words: Sequence[str] | None = None
+) -> int:
+    """Store the exchange, touch its session and mark its inbox entry answered; index it
+    when it is signal (`words`: its terms, when the caller has them)."""
     cur = db.execute(
         _EXCHANGE_INSERT,
         (
@@ -110,7 +113,7 @@ def insert_exchange(db: sqlite3.Connection, *, new: NewExchange) -> int:
     record_chat_usage(db, cur.lastrowid, new)
     if new.signal:  # noise is never indexed
         recall_index.index_exchange(
-            db, cur.lastrowid, new.session_id, new.user_text, new.reply_text
+            db, cur.lastrowid, new.session_id, new.user_text, new.reply_text, words
         )
     return cur.lastrowid
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory.recall.block import EMPTY, Costs, render
+from memory.recall.block import CLIP_SLACK, EMPTY, Costs, _clip, render
 from memory.recall.rank import Hit
 from memory.types import Exchange
 
@@ -48,6 +48,27 @@ def test_a_long_exchange_is_clipped_to_fit() -> None:
     assert block.tokens <= 120
     assert "[…]" in block.text
     assert block.hits[0].exchange.id == 7
+
+
+@settings(max_examples=60)
+@given(st.integers(min_value=40, max_value=240), st.integers(min_value=1, max_value=40))
+def test_clipping_counts_a_few_times_and_keeps_nearly_all_that_fits(room: int, seed: int) -> None:
+    """The clipped piece fits, falls short of the longest prefix that fits by at most
+    `CLIP_SLACK` characters (and the word it was cut at), in a handful of counts."""
+    text = " ".join(f"w{i * seed % 997}" + "x" * (i * seed % 7) for i in range(250))
+    calls: list[str] = []
+
+    def counting(piece: str) -> int:
+        calls.append(piece)
+        return words(piece)
+
+    clipped = _clip(text, room, counting)
+    assert clipped is not None
+    assert words(clipped) <= room
+    longest = max(n for n in range(len(text) + 1) if words(text[:n] + " […]") <= room)
+    word = max(len(w) for w in text.split()) + 1
+    assert len(clipped) - len(" […]") >= longest - CLIP_SLACK - word
+    assert len(calls) <= 9  # a bisection of these 1,500 characters takes 11
 
 
 def test_no_room_no_block() -> None:

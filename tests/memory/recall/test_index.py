@@ -163,7 +163,7 @@ async def test_forget_leaves_no_indexed_byte(tmp_path: Path) -> None:
     db = tmp_path / "s.db"
     store = await SQLiteStore.open(db)
     secret = f"{MARKER}secreto"
-    indexed_form = recall_index.body(1, secret, "")  # the exact bytes the index holds
+    indexed_form = recall_index.body(1, recall_index.exchange_terms(secret, ""))  # as indexed
     try:
         await say(store, "telegram:9", [f"mi clave es {secret} y mi pin 99173", *filler(30)])
         await say(store, "telegram:8", [f"otra cosa {MARKER}vecino", *filler(30)])

@@ -1,0 +1,241 @@
+"""Recently searched keys' recall index, in memory: a search with no database round trip.
+
+Pure. A store that is the only writer of its database (SQLite: one process owns the
+file) keeps here, for the keys searched lately, what its full-text index holds for them:
+each signal exchange of the key's current episode with its terms, and the key's own
+statistics (its count of indexed exchanges, each term's document frequency, over every
+episode, as the on-disk index counts them). A search is then a walk over the query
+terms' postings and the same ranking as the on-disk search (`memory.recall.rank`).
+
+Why: the on-disk search is fast (about 0.2 ms), but it is a round trip to the reader's
+thread, and inside a busy turn it cost 0.5 to 0.7 ms more than that. A chat's turns come
+in bursts, so the keys searched lately are the ones searched next. A key not held is
+searched on disk while the store reads it in the background, in batches (`Load`).
+
+It stays exact only if the store tells it every change of what is indexed:
+- `add` after each signal exchange is committed (a key not held is skipped; one being
+  read gets it when the read ends, and an exchange read twice counts once);
+- `drop` of a key whose exchanges changed episode (an undone reset) or were erased: a
+  read under way is discarded;
+- `clear` when another connection committed (the store checks SQLite's
+  `data_version` in every write batch), or after a `/forget`.
+
+Bounded: at most `max_terms` indexed terms in all (about 40 bytes each, texts included),
+least recently searched keys out first; a key larger than half of that is never held
+(the on-disk search serves it).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter, OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from memory.recall.port import RecallQuery
+from memory.recall.rank import K1, B, Candidate, Hit, rank, searchable, weights
+from memory.types import Exchange
+
+MAX_TERMS = 1_000_000  # indexed terms held in all: about 40 MB
+CANDIDATES = 20  # the best matches (BM25 over the key's statistics) that are re-ranked
+
+
+@dataclass(frozen=True, slots=True)
+class Indexed:
+    """One indexed exchange as the store read or wrote it: the exchange, its terms."""
+
+    exchange: Exchange
+    terms: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class KeyIndex:
+    """One key: its statistics over every episode, its current episode's postings."""
+
+    session_id: int
+    episode_id: int
+    docs: int = 0  # indexed exchanges of the key, every episode
+    df: Counter[str] = field(default_factory=Counter)
+    postings: dict[str, list[int]] = field(default_factory=dict)  # term: ids, in order
+    entries: dict[int, Candidate] = field(default_factory=dict)
+    terms: int = 0  # the episode's indexed terms: its size, and its average length
+
+    def add(self, item: Indexed) -> None:
+        """Count one exchange in the statistics; index it if it is of the episode."""
+        ex = item.exchange
+        if ex.id in self.entries:
+            return
+        distinct = dict.fromkeys(item.terms)  # in order, once each
+        self.docs += 1
+        self.df.update(distinct.keys())
+        if ex.episode_id != self.episode_id:
+            return
+        self.entries[ex.id] = Candidate(ex, item.terms)
+        postings = self.postings
+        for term in distinct:
+            found = postings.get(term)
+            if found is None:
+                postings[term] = [ex.id]
+            else:
+                found.append(ex.id)
+        self.terms += len(item.terms)
+
+    def search(self, query: RecallQuery) -> list[Hit]:
+        """What the on-disk search returns for `query`: the best `CANDIDATES` matches
+        older than `query.before` by BM25 over the key's statistics, re-ranked."""
+        if not query.terms or query.limit <= 0 or not self.entries:
+            return []
+        wanted = searchable(query.terms, self.df, self.docs)
+        if not wanted:
+            return []
+        before = query.before
+        avg = max(self.terms / len(self.entries), 1.0)
+        scores: dict[int, float] = {}
+        entries = self.entries
+        for term, weight in weights(wanted, self.df, self.docs):
+            for exchange_id in self.postings.get(term, ()):
+                if before is not None and exchange_id >= before:
+                    break  # postings are in id order
+                found = entries[exchange_id].terms
+                tf = found.count(term)
+                gain = weight * tf * (K1 + 1) / (tf + K1 * (1 - B + B * len(found) / avg))
+                scores[exchange_id] = scores.get(exchange_id, 0.0) + gain
+        if not scores:
+            return []
+        best = heapq.nlargest(CANDIDATES, scores, key=lambda i: (scores[i], i))
+        return rank(wanted, [entries[i] for i in best], self.df, self.docs, query.limit)
+
+
+def build(session_id: int, episode_id: int, items: Iterable[Indexed]) -> KeyIndex:
+    """A key's index from its indexed exchanges (every episode), in id order."""
+    index = KeyIndex(session_id, episode_id)
+    for item in sorted(items, key=lambda i: i.exchange.id):
+        index.add(item)
+    return index
+
+
+class Load:
+    """One read of a key from the database under way: the exchanges committed meanwhile
+    (added when it ends), and whether the key changed otherwise (it is then discarded)."""
+
+    __slots__ = ("added", "session_id", "stale")
+
+    def __init__(self, session_id: int) -> None:
+        self.session_id = session_id
+        self.stale = False
+        self.added: list[Indexed] = []
+
+
+class HotKeys:
+    """The keys searched lately, least recently searched first out (see the module)."""
+
+    def __init__(self, max_terms: int = MAX_TERMS) -> None:
+        self.max_terms = max_terms
+        self._keys: OrderedDict[int, KeyIndex] = OrderedDict()
+        self._terms = 0
+        self._loads: dict[int, list[Load]] = {}  # reads under way, by key
+        self._too_big: set[int] = set()
+        self.loads = 0  # keys read from the database (for benches and tests)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    @property
+    def terms(self) -> int:
+        """Indexed terms held, in all."""
+        return self._terms
+
+    def search(self, query: RecallQuery) -> list[Hit] | None:
+        """The hits, or None when the key (with this episode) is not held."""
+        index = self._keys.get(query.session_id)
+        if index is None or index.episode_id != query.episode_id:
+            return None
+        self._keys.move_to_end(query.session_id)
+        return index.search(query)
+
+    def too_big(self, session_id: int) -> bool:
+        """A key never held (or nothing is, `max_terms` 0): the on-disk search serves it."""
+        return self.max_terms <= 0 or session_id in self._too_big
+
+    def begin_load(self, session_id: int) -> Load:
+        """Before reading a key: what changes of it meanwhile is kept track of."""
+        load = Load(session_id)
+        self._loads.setdefault(session_id, []).append(load)
+        self.loads += 1
+        return load
+
+    def keep(self, load: Load, index: KeyIndex) -> bool:
+        """Hold a key just read, with what was committed meanwhile, unless it changed
+        otherwise or is too large; the least recently searched keys go to make room.
+        Whether it is held now."""
+        self.abandon(load)
+        sid = index.session_id
+        if load.stale:
+            return False
+        for item in load.added:
+            if item.exchange.episode_id != index.episode_id:  # a new episode began
+                return False
+            index.add(item)  # once, if the read already had it
+        if self.too_large(index):
+            return False
+        self._forget(sid)
+        self._keys[sid] = index
+        self._terms += index.terms
+        while self._terms > self.max_terms and len(self._keys) > 1:
+            self._forget(next(iter(self._keys)))
+        return True
+
+    def abandon(self, load: Load) -> None:
+        """A read that ended (kept or failed)."""
+        loads = self._loads.get(load.session_id)
+        if loads is not None and load in loads:
+            loads.remove(load)
+            if not loads:
+                del self._loads[load.session_id]
+
+    def too_large(self, index: KeyIndex) -> bool:
+        """Never held: more than half of `max_terms` (a read can stop there)."""
+        if index.terms > self.max_terms // 2:
+            self._too_big.add(index.session_id)
+            return True
+        return False
+
+    def add(self, session_id: int, item: Indexed) -> None:
+        """A signal exchange of the key, just committed."""
+        for load in self._loads.get(session_id, ()):
+            load.added.append(item)
+        index = self._keys.get(session_id)
+        if index is None:
+            return
+        if item.exchange.episode_id != index.episode_id:  # a new episode: read it afresh
+            self._forget(session_id)
+            return
+        before = index.terms
+        index.add(item)
+        self._terms += index.terms - before
+        if self.too_large(index):
+            self._forget(session_id)
+
+    def drop(self, session_id: int) -> None:
+        """The key's exchanges changed (an undone reset, an erasure): read it again."""
+        self._stale(session_id)
+        self._too_big.discard(session_id)
+        self._forget(session_id)
+
+    def clear(self) -> None:
+        """Another connection wrote, or a key was forgotten: nothing held is trusted."""
+        for loads in self._loads.values():
+            for load in loads:
+                load.stale = True
+        self._keys.clear()
+        self._too_big.clear()
+        self._terms = 0
+
+    def _forget(self, session_id: int) -> None:
+        index = self._keys.pop(session_id, None)
+        if index is not None:
+            self._terms -= index.terms
+
+    def _stale(self, session_id: int) -> None:
+        for load in self._loads.get(session_id, ()):
+            load.stale = True
