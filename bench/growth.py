@@ -53,6 +53,7 @@ from bench.data.seed import SeedSession, seed
 from bench.data.transcripts import long_support
 from bot.app import App
 from bot.conversation.inbound import Inbound
+from memory.recall.hot import KeyIndex
 from memory.recall.port import RecallQuery
 from memory.recall.terms import query_terms
 from memory.store.sqlite import recall_index
@@ -70,13 +71,24 @@ CASE = tuple((turn.user, turn.reply) for turn in long_support(320))
 
 
 @dataclass(frozen=True, slots=True)
+class Search:
+    """One key's search alone, p50: on disk (FTS5) and held in memory; and the read of
+    the key into memory (every batch of it, back to back)."""
+
+    disk_s: float
+    memory_s: float
+    read_s: float
+    exchanges: int
+
+
+@dataclass(frozen=True, slots=True)
 class Size:
     messages: int
     seed_s: float
     p50_s: float
     mean_s: float
     off_p50_s: float = 0.0  # the same turns with recall off
-    search_s: float = 0.0  # one key's recall search alone, p50
+    search: Search = Search(0.0, 0.0, 0.0, 0)  # one key's recall search alone
     index_s: float = 0.0  # building the recall index over the seeded exchanges
     forget_s: float = 0.0  # `/forget` of one ordinary key, its index shard merged
     keys: int = 0
@@ -89,7 +101,7 @@ class Hot:
     exchanges: int
     p50_s: float
     off_p50_s: float
-    search_s: float
+    search: Search
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,9 +155,9 @@ def index_seeded(path: Path) -> float:
 
 def search_times(
     paths: Sequence[Path], texts: Sequence[str], who: str, calls: int = 300
-) -> list[float]:
-    """p50 of one key's search in each database, their calls interleaved (a loaded
-    machine slows both alike); the query terms are built outside the timing."""
+) -> list[Search]:
+    """One key's search in each database, their calls interleaved (a loaded machine
+    slows both alike); the query terms are built outside the timing."""
     dbs = [sqlite3.connect(path) for path in paths]
     try:
         where = [
@@ -154,14 +166,30 @@ def search_times(
             ).fetchone()
             for db in dbs
         ]
+        reads, held = [], []
+        for db, (sid, episode) in zip(dbs, where, strict=True):
+            t0 = time.perf_counter()
+            index, after = KeyIndex(sid, episode), 0
+            while after is not None:
+                after = recall_index.load_key(db, index, after)
+            reads.append(time.perf_counter() - t0)
+            held.append(index)
         queries = [query_terms(text) for text in texts]
-        times: list[list[float]] = [[] for _ in dbs]
+        disk: list[list[float]] = [[] for _ in dbs]
+        memory: list[list[float]] = [[] for _ in dbs]
         for n in range(calls):
-            for db, (sid, episode), out in zip(dbs, where, times, strict=True):
+            for i, (db, (sid, episode)) in enumerate(zip(dbs, where, strict=True)):
+                query = RecallQuery(sid, episode, queries[n % len(queries)])
                 t0 = time.perf_counter()
-                recall_index.search(db, RecallQuery(sid, episode, queries[n % len(queries)]))
-                out.append(time.perf_counter() - t0)
-        return [percentile(out, 50) for out in times]
+                recall_index.search(db, query)
+                t1 = time.perf_counter()
+                held[i].search(query)
+                memory[i].append(time.perf_counter() - t1)
+                disk[i].append(t1 - t0)
+        return [
+            Search(percentile(d, 50), percentile(m, 50), r, len(h.entries))
+            for d, m, r, h in zip(disk, memory, reads, held, strict=True)
+        ]
     finally:
         for db in dbs:
             db.close()
@@ -277,7 +305,7 @@ async def measure(
         forgets = {name: await forget_time(paths[name]) for name in ("small", "big")}
         hot_result = None
         if hot:
-            [hot_search] = search_times([paths["big"]], texts, HOT_KEY)
+            [hot_search] = search_times([paths["big"]], texts, HOT_KEY, calls=100)
             on, off = arms["hot-on"].times, arms["hot-off"].times
             hot_result = Hot(hot, percentile(on, 50), percentile(off, 50), hot_search)
     sizes = {
@@ -304,19 +332,27 @@ def report(result: Result) -> list[Target]:
             f"  {name:<6} {size.messages:>10,} messages over {size.keys:,} keys (seeded in "
             f"{size.seed_s:5.1f} s, indexed in {size.index_s:5.1f} s)   p50 {ms(size.p50_s):>9}"
             f"   mean {ms(size.mean_s):>9}   recall off: p50 {ms(size.off_p50_s):>9}   "
-            f"one key's search p50 {ms(size.search_s):>9}   forget one key {ms(size.forget_s)}"
+            f"forget one key {ms(size.forget_s)}"
         )
     print(f"  ratio big/small: p50 {result.p50_ratio:.2f}×   mean {result.mean_ratio:.2f}×")
     added = result.big.p50_s - result.big.off_p50_s
-    walk = result.big.search_s / result.small.search_s
+    walk = result.big.search.disk_s / result.small.search.disk_s
     print(f"  recall adds to the big DB's p50: {ms(added)} (on − off, same run)")
     print(f"  one key's search, big ÷ small index: {walk:.2f}× (≈1: no walk over other keys)")
+    for name, size in (("small", result.small), ("big", result.big)):
+        found = size.search
+        print(
+            f"  one key's search ({name}): on disk {ms(found.disk_s)}, held in memory "
+            f"{ms(found.memory_s)}; reading its {found.exchanges} exchanges into memory "
+            f"{ms(found.read_s)} (in the background, after its first search)"
+        )
     if result.hot is not None:
         hot = result.hot
         print(
             f"  hot key ({hot.exchanges:,} exchanges, big DB; not in the growth figure): "
-            f"p50 {ms(hot.p50_s)}, recall off {ms(hot.off_p50_s)}, "
-            f"its search p50 {ms(hot.search_s)}"
+            f"p50 {ms(hot.p50_s)}, recall off {ms(hot.off_p50_s)}; its search on disk "
+            f"{ms(hot.search.disk_s)}, in memory {ms(hot.search.memory_s)}; read into "
+            f"memory {ms(hot.search.read_s)}"
         )
     label = f"per-turn p50, {result.big.messages:,} ÷ {result.small.messages:,} msgs"
     return [Target("growth", label, result.p50_ratio, 1.2, "low", f"{result.p50_ratio:.2f}×")]
@@ -325,7 +361,7 @@ def report(result: Result) -> list[Target]:
 def recall_targets(result: Result) -> list[Target]:
     """Recall's own targets: its cost in a turn, and no walk over other keys' entries."""
     added = result.big.p50_s - result.big.off_p50_s
-    walk = result.big.search_s / result.small.search_s
+    walk = result.big.search.disk_s / result.small.search.disk_s
     return [
         Target("growth", "recall's cost in a turn's p50 (big DB)", added * 1000, 1.0, "low",
                f"{added * 1000:.2f} ms", "1 ms"),
