@@ -177,7 +177,11 @@ class SQLiteStore(GroupCommitWriter):
 
     async def record_exchange(self, new: NewExchange) -> Exchange:
         words = recall_index.exchange_terms(new.user_text, new.reply_text) if new.signal else None
-        exchange_id = await self._atomic(partial(writes.insert_exchange, new=new, words=words))
+        try:
+            exchange_id = await self._atomic(partial(writes.insert_exchange, new=new, words=words))
+        except BaseException:  # a cancelled caller's write is committed all the same
+            self.hot.drop(new.session_id)
+            raise
         exchange = Exchange(
             exchange_id,
             new.episode_id,

@@ -5,6 +5,7 @@ a read racing a write all keep it exact."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from datetime import timedelta
 from pathlib import Path
@@ -15,7 +16,7 @@ from bench.data.transcripts import long_support
 from memory.recall.hot import HotKeys, Indexed, KeyIndex, Load, build
 from memory.recall.port import RecallQuery
 from memory.recall.terms import query_terms
-from memory.store.conversation import NewEpisode
+from memory.store.conversation import NewEpisode, NewExchange
 from memory.store.sqlite import recall_index
 from memory.store.sqlite.store import SQLiteStore
 from memory.types import Exchange
@@ -95,6 +96,39 @@ async def test_memory_and_disk_give_the_same_hits(tmp_path: Path) -> None:
         assert store.hot.loads == 1
     finally:
         await store.close()
+
+
+async def test_an_exchange_whose_caller_was_cancelled_is_still_found(
+    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The write of a cancelled caller commits whole (the group-commit writer): the key
+    held in memory must not miss it."""
+    import memory.store.sqlite.connection as connection
+
+    await say(store, "console:c", filler(20))
+    assert await held(store, "console:c", f"clave {MARKER}") == []
+    state = await state_of(store, "console:c")
+    on_thread, on_its_way, release = connection._on_thread, asyncio.Event(), asyncio.Event()
+
+    async def holding(db: object, fn: object) -> object:
+        if getattr(fn, "func", None) is connection._in_batch:
+            on_its_way.set()
+            await release.wait()
+        return await on_thread(db, fn)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(connection, "_on_thread", holding)
+    new = NewExchange(state.session_id, state.episode.id, f"la clave {MARKER}", "ok", True,
+                      None, T0)  # fmt: skip
+    task = asyncio.ensure_future(store.record_exchange(new))
+    await on_its_way.wait()
+    task.cancel()
+    release.set()
+    await asyncio.gather(task, return_exceptions=True)
+    if store._committer is not None:
+        await asyncio.wait([store._committer])
+    [late] = [ex.id for ex in await store.all_exchanges("console:c") if MARKER in ex.user_text]
+    assert await held(store, "console:c", f"clave {MARKER}") == [late]
+    assert await search(store, "console:c", f"clave {MARKER}") == [late]
 
 
 async def test_an_undone_reset_is_read_again(store: SQLiteStore) -> None:
