@@ -20,7 +20,8 @@ It stays exact only if the store tells it every change of what is indexed:
 - `clear` when another connection committed (the store checks SQLite's
   `data_version` in every write batch), or after a `/forget`.
 
-Bounded: at most `max_terms` indexed terms in all (about 40 bytes each, texts included),
+Bounded: at most `max_terms` terms in all, indexed and distinct (about 40 bytes each,
+texts included),
 least recently searched keys out first; a key larger than half of that is never held
 (the on-disk search serves it).
 """
@@ -79,6 +80,12 @@ class KeyIndex:
             else:
                 found.append(ex.id)
         self.terms += len(item.terms)
+
+    @property
+    def size(self) -> int:
+        """What the bound counts: the episode's indexed terms, and the statistics' distinct
+        terms (a key with long past episodes holds those too)."""
+        return self.terms + len(self.df)
 
     def search(self, query: RecallQuery) -> list[Hit]:
         """What the on-disk search returns for `query`: the best `CANDIDATES` matches
@@ -141,8 +148,8 @@ class HotKeys:
         return len(self._keys)
 
     @property
-    def terms(self) -> int:
-        """Indexed terms held, in all."""
+    def size(self) -> int:
+        """What is held, in all, as the bound counts it (`KeyIndex.size`)."""
         return self._terms
 
     def search(self, query: RecallQuery) -> list[Hit] | None:
@@ -180,7 +187,7 @@ class HotKeys:
             return False
         self._forget(sid)
         self._keys[sid] = index
-        self._terms += index.terms
+        self._terms += index.size
         while self._terms > self.max_terms and len(self._keys) > 1:
             self._forget(next(iter(self._keys)))
         return True
@@ -195,7 +202,7 @@ class HotKeys:
 
     def too_large(self, index: KeyIndex) -> bool:
         """Never held: more than half of `max_terms` (a read can stop there)."""
-        if index.terms > self.max_terms // 2:
+        if index.size > self.max_terms // 2:
             self._too_big.add(index.session_id)
             return True
         return False
@@ -210,9 +217,9 @@ class HotKeys:
         if item.exchange.episode_id != index.episode_id:  # a new episode: read it afresh
             self._forget(session_id)
             return
-        before = index.terms
+        before = index.size
         index.add(item)
-        self._terms += index.terms - before
+        self._terms += index.size - before
         if self.too_large(index):
             self._forget(session_id)
 
@@ -234,7 +241,7 @@ class HotKeys:
     def _forget(self, session_id: int) -> None:
         index = self._keys.pop(session_id, None)
         if index is not None:
-            self._terms -= index.terms
+            self._terms -= index.size
 
     def _stale(self, session_id: int) -> None:
         for load in self._loads.get(session_id, ()):

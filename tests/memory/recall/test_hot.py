@@ -267,17 +267,24 @@ def test_a_read_gets_what_was_committed_meanwhile_and_a_changed_key_is_discarded
 
 
 def test_the_least_recently_searched_keys_go_first_within_the_bound() -> None:
-    hot = HotKeys(max_terms=40)  # each key below: 3 × 4 = 12 terms
+    hot = HotKeys(max_terms=60)  # each key below: 3 × 4 = 12 terms, 6 distinct: 18
     for sid in (1, 2, 3):
         assert hot.keep(hot.begin_load(sid), index_of(sid, 3))
     assert hot.search(RecallQuery(1, 1, ())) is not None  # key 1 is now the most recent
     assert hot.keep(hot.begin_load(4), index_of(4, 3))
     held = [sid for sid in (1, 2, 3, 4) if hot.search(RecallQuery(sid, 1, ())) is not None]
     assert held == [1, 3, 4]
-    assert hot.terms == 36
-    assert not hot.keep(hot.begin_load(5), index_of(5, 6))  # 24 terms: over half
+    assert hot.size == 54
+    assert not hot.keep(hot.begin_load(5), index_of(5, 6))  # 24 + 9 = 33: over half
     assert hot.too_big(5)
     assert not hot.too_big(4)
+
+
+def test_past_episodes_count_in_the_bound() -> None:
+    """A key's statistics cover its past episodes too: their distinct terms are held."""
+    old = [item(i, f"palabra{i} otra{i}", episode=1) for i in range(1, 21)]
+    index = build(1, 2, [*old, item(21, "nueva", episode=2)])
+    assert (index.terms, len(index.df), index.size) == (1, 41, 42)
 
 
 def test_another_episode_is_not_answered_from_memory() -> None:
