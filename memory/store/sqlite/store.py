@@ -40,6 +40,7 @@ from memory.types import Episode, Exchange, InboxEntry, SummaryVersion, TurnStat
 
 log = structlog.get_logger(__name__)
 _INBOX_SELECT = f"SELECT {columns(INBOX_COLS)} FROM inbox"
+HOLDING_AT_ONCE = 2  # keys read into memory at a time (`_hold_soon`)
 
 
 class SQLiteStore(GroupCommitWriter):
@@ -218,7 +219,15 @@ class SQLiteStore(GroupCommitWriter):
         return await self._read(partial(recall_index.search, query=query))
 
     def _hold_soon(self, session_id: int, episode_id: int) -> None:
-        if self.hot.too_big(session_id) or session_id in self._holding:
+        """Start reading the key into memory, unless `HOLDING_AT_ONCE` reads are under
+        way: after a restart every busy chat's first search misses, and a queue of reads
+        on the reader's thread would hold up the turns' own reads behind it. A key not
+        read now is read at one of its next searches."""
+        if (
+            self.hot.too_big(session_id)
+            or session_id in self._holding
+            or len(self._holding) >= HOLDING_AT_ONCE
+        ):
             return
         task = asyncio.create_task(self._hold(session_id, episode_id), name="recall-hold")
         self._holding[session_id] = task

@@ -215,6 +215,29 @@ async def test_a_key_read_in_batches_with_a_write_between_them_is_exact(
     assert mine.docs == 23
 
 
+async def test_a_burst_of_first_searches_reads_few_keys_at_a_time(store: SQLiteStore) -> None:
+    """After a restart every chat's first search misses: at most `HOLDING_AT_ONCE` keys
+    are read at a time (the reader's thread serves the turns too); the others are read
+    at a later search."""
+    from memory.store.sqlite.store import HOLDING_AT_ONCE
+
+    keys = [f"console:k{n}" for n in range(6)]
+    for key in keys:
+        await say(store, key, [f"la clave {MARKER} de {key}", *filler(5)])
+    states = [await state_of(store, key) for key in keys]
+    queries = [
+        RecallQuery(s.session_id, s.episode.id, query_terms(f"clave {MARKER}")) for s in states
+    ]
+    found = await asyncio.gather(*(store.recall(q) for q in queries))
+    assert all(len(hits) == 1 for hits in found)  # each on disk meanwhile
+    assert store.hot.loads == HOLDING_AT_ONCE < len(keys)
+    for _ in keys:  # later searches read the rest
+        await store.recall_held()
+        await asyncio.gather(*(store.recall(q) for q in queries))
+    await store.recall_held()
+    assert len(store.hot) == len(keys)
+
+
 async def test_a_key_too_large_to_hold_is_searched_on_disk(store: SQLiteStore) -> None:
     store.hot = HotKeys(max_terms=200)  # a key over 100 terms is never held
     ids = await say(store, "console:big", [f"la clave {MARKER} grande", *filler(30)])
