@@ -3,17 +3,20 @@
     python -m bench.postgres.recall [--keys 20,2000] [--per-key 100] [--searches 300]
                                     [--url postgresql://…] [--quick]
 
-The database is filled in steps (bulk `COPY` of exchanges and their vectors, as the
-store writes them), first `--keys` small then large; at each step the same searches run
-on the same first 20 keys. Figures, each next to its baseline in the same run:
+Two databases on one server, filled alike (bulk `COPY` of exchanges and their vectors,
+as the store writes them): the small one with the first `--keys` keys, the large one
+with the same keys and as many more as the second number says. The same searches on the
+same first 20 keys run on both, each search on one then on the other (the order
+alternating), so a loaded machine slows both alike. Figures, each next to its baseline:
 
 - search p50/p99 and shared buffers per search (EXPLAIN ANALYZE BUFFERS, independent of
-  machine load) at the large step against the small one: a search that walked other
+  machine load) on the large database against the small one: a search that walked other
   keys' entries would grow with them (target: ratio ≤ 1.2×);
 - `record_exchange` p50 of a signal exchange (its vector written in the same statement)
   against a noise one (nothing indexed): what the index adds to a turn's write.
 
-A throwaway server is started unless `--url` names a database (it is emptied).
+A throwaway server is started unless `--url` names a database (it is emptied, and a
+second database, its name with `_big`, is created next to it: the role needs CREATEDB).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from datetime import timedelta
 from typing import Any
 
 import psycopg
+from psycopg import sql
 
 from bench.common import T0, Target, ms, percentile, quiet_logs
 from memory.recall.port import RecallQuery
@@ -112,19 +116,41 @@ async def probes(url: str, rng: random.Random, count: int, per_key: int) -> list
 
 
 async def measure(
-    store: PostgresStore, url: str, queries: list[tuple[Any, ...]]
-) -> tuple[list[float], float]:
-    """Search times, and the mean shared buffers of both statements per search."""
-    times = []
-    for sid, ep, query in queries:
-        started = time.perf_counter()
-        await store.recall(RecallQuery(sid, ep, query))
-        times.append(time.perf_counter() - started)
+    stores: Sequence[PostgresStore], queries: list[tuple[Any, ...]]
+) -> list[list[float]]:
+    """Each store's search times, the stores taking turns on each query (in an order
+    that alternates), so the load of a shared machine falls on them alike."""
+    times: list[list[float]] = [[] for _ in stores]
+    for n, (sid, ep, query) in enumerate(queries):
+        order = list(enumerate(stores))
+        for i, store in order if n % 2 == 0 else order[::-1]:
+            started = time.perf_counter()
+            await store.recall(RecallQuery(sid, ep, query))
+            times[i].append(time.perf_counter() - started)
+    return times
+
+
+async def buffers_per_search(url: str, queries: list[tuple[Any, ...]]) -> float:
+    """The mean shared buffers of both statements of a search."""
     buffers = 0
     async with await psycopg.AsyncConnection.connect(url) as conn:
         for sid, ep, query in queries[:50]:
             buffers += await _buffers(conn, sid, ep, query)
-    return times, buffers / min(len(queries), 50)
+    return buffers / min(len(queries), 50)
+
+
+async def same_keys(urls: Sequence[str], queries: list[tuple[Any, ...]]) -> None:
+    """The probed sessions are the same keys, with the same exchanges, in every database."""
+    seen = []
+    for url in urls:
+        async with await psycopg.AsyncConnection.connect(url) as conn:
+            cur = await conn.execute(
+                "SELECT s.key, count(x.id), max(x.id) FROM sessions s JOIN exchanges x"
+                " ON x.session_id = s.id WHERE s.id = ANY(%s) GROUP BY s.key ORDER BY s.key",
+                (sorted({q[0] for q in queries}),),
+            )
+            seen.append(await cur.fetchall())
+    assert all(rows == seen[0] for rows in seen), "the databases were not filled alike"
 
 
 async def _buffers(conn: psycopg.AsyncConnection[Any], sid: int, ep: int, query: Any) -> int:
@@ -164,19 +190,25 @@ async def writes(store: PostgresStore, n: int) -> tuple[float, float]:
     return percentile(timed[True], 50), percentile(timed[False], 50)
 
 
-async def run(url: str, args: argparse.Namespace) -> list[Target]:
-    store = await PostgresStore.open(url, pool_size=2)
+async def run(urls: tuple[str, str], args: argparse.Namespace) -> list[Target]:
+    """`urls`: the small database and the large one (both empty)."""
+    small_url, big_url = urls
+    stores = [await PostgresStore.open(url, pool_size=2) for url in urls]
     try:
         words = vocabulary(3000, random.Random(1))
         small, large = args.keys
-        await fill(url, 0, small, args.per_key, words)
-        queries = await probes(url, random.Random(2), args.searches, args.per_key)
-        base_t, base_b = await measure(store, url, queries)
-        await fill(url, small, large, args.per_key, words)
-        big_t, big_b = await measure(store, url, queries)
-        signal, noise = await writes(store, args.searches)
+        await fill(small_url, 0, small, args.per_key, words)
+        await fill(big_url, 0, small, args.per_key, words)  # the same keys, alike
+        await fill(big_url, small, large, args.per_key, words)
+        queries = await probes(small_url, random.Random(2), args.searches, args.per_key)
+        await same_keys(urls, queries)
+        base_t, big_t = await measure(stores, queries)
+        base_b = await buffers_per_search(small_url, queries)
+        big_b = await buffers_per_search(big_url, queries)
+        signal, noise = await writes(stores[0], args.searches)
     finally:
-        await store.close()
+        for store in stores:
+            await store.close()
     rows = [
         (f"search p50, {small} keys", percentile(base_t, 50)),
         (f"search p50, {large} keys", percentile(big_t, 50)),
@@ -238,14 +270,26 @@ def main(argv: Sequence[str] | None = None) -> list[Target]:
     args.searches = args.searches or searches
     quiet_logs()
     if args.url:
-        with psycopg.connect(args.url, autocommit=True) as conn:
-            conn.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
-        return asyncio.run(run(args.url, args))
+        return asyncio.run(run(_beside(args.url), args))
     from tests.support.postgres import start_server  # a throwaway server, as the tests start it
 
     for server in start_server():
-        return asyncio.run(run(server.create_database("bench"), args))
+        urls = (server.create_database("bench"), server.create_database("bench_big"))
+        return asyncio.run(run(urls, args))
     return []
+
+
+def _beside(url: str) -> tuple[str, str]:
+    """`url` emptied, and a fresh database next to it named after it with `_big`."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
+        name = conn.info.dbname
+        big = f"{name}_big"
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(big)))
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(big)))
+    info = psycopg.conninfo.conninfo_to_dict(url)
+    info["dbname"] = big
+    return url, psycopg.conninfo.make_conninfo(**info)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bench import recall
 from bench.data.recall_cases import EN, ES, case
+from tests.support.postgres import PostgresServer
 
 
 def test_cases_plant_details_early_and_ask_them_late() -> None:
@@ -39,15 +40,19 @@ async def test_every_arm_is_measured_in_one_run() -> None:
     )
 
 
-async def test_the_postgres_recall_bench_measures_every_figure(postgres_empty_url: str) -> None:
-    """`bench.postgres.recall` in a tiny configuration: both steps searched, buffers counted
-    through EXPLAIN, the write cost measured, three targets returned."""
+async def test_the_postgres_recall_bench_measures_every_figure(
+    postgres_server: PostgresServer,
+) -> None:
+    """`bench.postgres.recall` in a tiny configuration: both databases filled alike and
+    searched in turns, buffers counted through EXPLAIN, the write cost measured, three
+    targets returned."""
     import argparse
 
     from bench.postgres import recall as pg_recall
 
     args = argparse.Namespace(keys=[20, 24], per_key=20, searches=5)
-    targets = await pg_recall.run(postgres_empty_url, args)
+    urls = (postgres_server.create_database(), postgres_server.create_database())
+    targets = await pg_recall.run(urls, args)
     assert [t.bench for t in targets] == ["pg-recall"] * 3
     growth, buffers, _write_cost = (t.value for t in targets)
     assert growth > 0
