@@ -57,8 +57,11 @@ class KeyIndex:
     episode_id: int
     docs: int = 0  # indexed exchanges of the key, every episode
     df: Counter[str] = field(default_factory=Counter)
-    postings: dict[str, list[int]] = field(default_factory=dict)  # term: ids, in order
+    # term: the ids of the episode's exchanges holding it, in order, and how many times
+    # each holds it (one byte each: a count past 255 is kept as 255)
+    postings: dict[str, tuple[list[int], bytearray]] = field(default_factory=dict)
     entries: dict[int, Candidate] = field(default_factory=dict)
+    lengths: dict[int, int] = field(default_factory=dict)  # id: its number of terms
     terms: int = 0  # the episode's indexed terms: its size, and its average length
 
     def add(self, item: Indexed) -> None:
@@ -66,19 +69,21 @@ class KeyIndex:
         ex = item.exchange
         if ex.id in self.entries:
             return
-        distinct = dict.fromkeys(item.terms)  # in order, once each
+        counts = Counter(item.terms)
         self.docs += 1
-        self.df.update(distinct.keys())
+        self.df.update(counts.keys())
         if ex.episode_id != self.episode_id:
             return
         self.entries[ex.id] = Candidate(ex, item.terms)
+        self.lengths[ex.id] = len(item.terms)
         postings = self.postings
-        for term in distinct:
+        for term, tf in counts.items():
             found = postings.get(term)
             if found is None:
-                postings[term] = [ex.id]
+                postings[term] = ([ex.id], bytearray((min(tf, 255),)))
             else:
-                found.append(ex.id)
+                found[0].append(ex.id)
+                found[1].append(min(tf, 255))
         self.terms += len(item.terms)
 
     @property
@@ -95,21 +100,25 @@ class KeyIndex:
         wanted = searchable(query.terms, self.df, self.docs)
         if not wanted:
             return []
-        before = query.before
+        bound = query.before if query.before is not None else 2**62
         avg = max(self.terms / len(self.entries), 1.0)
+        fixed, per_term = K1 * (1 - B), K1 * B / avg  # BM25's length norm: fixed + per × len
         scores: dict[int, float] = {}
-        entries = self.entries
+        lengths, get = self.lengths, scores.get
         for term, weight in weights(wanted, self.df, self.docs):
-            for exchange_id in self.postings.get(term, ()):
-                if before is not None and exchange_id >= before:
+            found = self.postings.get(term)
+            if found is None:
+                continue
+            top = weight * (K1 + 1)
+            for exchange_id, tf in zip(*found, strict=True):
+                if exchange_id >= bound:
                     break  # postings are in id order
-                found = entries[exchange_id].terms
-                tf = found.count(term)
-                gain = weight * tf * (K1 + 1) / (tf + K1 * (1 - B + B * len(found) / avg))
-                scores[exchange_id] = scores.get(exchange_id, 0.0) + gain
+                norm = fixed + per_term * lengths[exchange_id]
+                scores[exchange_id] = get(exchange_id, 0.0) + top * tf / (tf + norm)
         if not scores:
             return []
         best = heapq.nlargest(CANDIDATES, scores, key=lambda i: (scores[i], i))
+        entries = self.entries
         return rank(wanted, [entries[i] for i in best], self.df, self.docs, query.limit)
 
 

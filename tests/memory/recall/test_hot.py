@@ -261,10 +261,10 @@ def index_of(session_id: int, n: int, words: str = "uno dos tres") -> KeyIndex:
 
 
 def test_statistics_count_every_episode_and_postings_only_the_current_one() -> None:
-    index = build(1, 2, [item(1, "router router caido", 1), item(2, "router nuevo", 2)])
+    index = build(1, 2, [item(1, "router router caido", 1), item(2, "router router nuevo", 2)])
     assert (index.docs, index.df["router"], index.df["caido"]) == (2, 2, 1)
-    assert index.postings == {"router": [2], "nuevo": [2]}
-    index.add(item(2, "router nuevo", 2))  # the same exchange again: counted once
+    assert index.postings == {"router": ([2], bytearray([2])), "nuevo": ([2], bytearray([1]))}
+    index.add(item(2, "router router nuevo", 2))  # the same exchange again: counted once
     assert (index.docs, index.df["router"]) == (2, 2)
 
 
