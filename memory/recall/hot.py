@@ -20,7 +20,7 @@ It stays exact only if the store tells it every change of what is indexed:
 - `clear` when another connection committed (the store checks SQLite's
   `data_version` in every write batch), or after a `/forget`.
 
-Bounded: at most `max_terms` terms in all, indexed and distinct (about 40 bytes each,
+Bounded: at most `max_terms` terms in all, indexed and distinct (40 to 50 bytes each,
 texts included),
 least recently searched keys out first; a key larger than half of that is never held
 (the on-disk search serves it).
@@ -37,7 +37,7 @@ from memory.recall.port import RecallQuery
 from memory.recall.rank import K1, B, Candidate, Hit, rank, searchable, weights
 from memory.types import Exchange
 
-MAX_TERMS = 1_000_000  # indexed terms held in all: about 40 MB
+MAX_TERMS = 1_000_000  # terms held in all (`KeyIndex.size`): 40 to 50 MB
 CANDIDATES = 20  # the best matches (BM25 over the key's statistics) that are re-ranked
 
 
