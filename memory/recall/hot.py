@@ -21,9 +21,8 @@ It stays exact only if the store tells it every change of what is indexed:
   `data_version` in every write batch), or after a `/forget`.
 
 Bounded: at most `max_terms` terms in all, indexed and distinct (40 to 50 bytes each,
-texts included),
-least recently searched keys out first; a key larger than half of that is never held
-(the on-disk search serves it).
+texts included), least recently searched keys out first; a key larger than half of that
+is never held (the on-disk search serves it).
 """
 
 from __future__ import annotations
