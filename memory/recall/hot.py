@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter, OrderedDict
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from memory.recall.port import RecallQuery
@@ -121,14 +120,6 @@ class KeyIndex:
         return rank(wanted, [entries[i] for i in best], self.df, self.docs, query.limit)
 
 
-def build(session_id: int, episode_id: int, items: Iterable[Indexed]) -> KeyIndex:
-    """A key's index from its indexed exchanges (every episode), in id order."""
-    index = KeyIndex(session_id, episode_id)
-    for item in sorted(items, key=lambda i: i.exchange.id):
-        index.add(item)
-    return index
-
-
 class Load:
     """One read of a key from the database under way: the exchanges committed meanwhile
     (added when it ends), and whether the key changed otherwise (it is then discarded)."""
@@ -147,7 +138,7 @@ class HotKeys:
     def __init__(self, max_terms: int = MAX_TERMS) -> None:
         self.max_terms = max_terms
         self._keys: OrderedDict[int, KeyIndex] = OrderedDict()
-        self._terms = 0
+        self._size = 0
         self._loads: dict[int, list[Load]] = {}  # reads under way, by key
         self._too_big: set[int] = set()
         self.loads = 0  # keys read from the database (for benches and tests)
@@ -158,7 +149,7 @@ class HotKeys:
     @property
     def size(self) -> int:
         """What is held, in all, as the bound counts it (`KeyIndex.size`)."""
-        return self._terms
+        return self._size
 
     def search(self, query: RecallQuery) -> list[Hit] | None:
         """The hits, or None when the key (with this episode) is not held."""
@@ -195,8 +186,8 @@ class HotKeys:
             return False
         self._forget(sid)
         self._keys[sid] = index
-        self._terms += index.size
-        while self._terms > self.max_terms and len(self._keys) > 1:
+        self._size += index.size
+        while self._size > self.max_terms and len(self._keys) > 1:
             self._forget(next(iter(self._keys)))
         return True
 
@@ -227,7 +218,7 @@ class HotKeys:
             return
         before = index.size
         index.add(item)
-        self._terms += index.size - before
+        self._size += index.size - before
         if self.too_large(index):
             self._forget(session_id)
 
@@ -244,12 +235,12 @@ class HotKeys:
                 load.stale = True
         self._keys.clear()
         self._too_big.clear()
-        self._terms = 0
+        self._size = 0
 
     def _forget(self, session_id: int) -> None:
         index = self._keys.pop(session_id, None)
         if index is not None:
-            self._terms -= index.size
+            self._size -= index.size
 
     def _stale(self, session_id: int) -> None:
         for load in self._loads.get(session_id, ()):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bench.data.transcripts import long_support
-from memory.recall.hot import HotKeys, Indexed, KeyIndex, Load, build
+from memory.recall.hot import HotKeys, Indexed, KeyIndex, Load
 from memory.recall.port import RecallQuery
 from memory.recall.terms import query_terms
 from memory.store.conversation import NewEpisode, NewExchange
@@ -249,6 +249,14 @@ async def test_a_key_too_large_to_hold_is_searched_on_disk(store: SQLiteStore) -
 
 
 # -- the pure part ---------------------------------------------------------------------
+
+
+def build(session_id: int, episode_id: int, items: list[Indexed]) -> KeyIndex:
+    """A key's index from its indexed exchanges (every episode), in id order."""
+    index = KeyIndex(session_id, episode_id)
+    for each in sorted(items, key=lambda i: i.exchange.id):
+        index.add(each)
+    return index
 
 
 def item(exchange_id: int, words: str, episode: int = 1) -> Indexed:
