@@ -82,7 +82,7 @@ ORDER = (
     "bench",
     "runtime",
 )
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SCHEDULES = {"one at a time": "one", "concurrent": "concurrent"}
 
 
@@ -265,7 +265,3 @@ def main(argv: Sequence[str] | None = None) -> list[Target]:
         targets += report(profile(schedule, chats, turns, args.rate, out))
     print(f"  raw stacks (flamegraph.pl, speedscope.app): {out}")
     return targets
-
-
-if __name__ == "__main__":
-    main()
