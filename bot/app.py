@@ -84,6 +84,44 @@ def engine_config(settings: Settings) -> EngineConfig:
     )
 
 
+def build_engine(
+    settings: Settings,
+    store: SQLiteStore | PostgresStore,
+    chat_model: ChatModel,
+    summary_model: ChatModel,
+    *,
+    clock: Callable[[], datetime] | None = None,
+    tokenizer: Tokenizer | None = None,
+    observers: Sequence[TurnObserver] = (),
+) -> MemoryEngine:
+    """The engine and its fold-in service over `store`, every collaborator given at
+    construction (`clock`: the wall clock unless given)."""
+    clock = clock or (lambda: datetime.now(UTC))
+    tokenizer = default_tokenizer() if tokenizer is None else tokenizer
+    folds = FoldService(
+        store,
+        make_summarizer(settings, summary_model),
+        tokenizer,
+        window=settings.window_exchanges,
+        fold_batch=settings.fold_batch,
+        summary_tokens=settings.summary_tokens,
+        language=settings.language,
+        concurrency=settings.fold_concurrency,
+        clock=clock,
+    )
+    offline = settings.summary_spec.provider == "offline"
+    return MemoryEngine(
+        store,
+        chat_model,
+        folds,
+        tokenizer,
+        engine_config(settings),
+        topic=make_topic_check(topic_settings(settings), None if offline else summary_model),
+        clock=clock,
+        observers=observers,
+    )
+
+
 async def open_store(
     settings: Settings, db: str | Path | None = None
 ) -> SQLiteStore | PostgresStore:
@@ -130,34 +168,17 @@ class App:
             built_chat, built_summary = build_models(settings)
             chat_model = chat_model or built_chat
             summary_model = summary_model or built_summary
-        clock = clock or (lambda: datetime.now(UTC))
         tokenizer = default_tokenizer() if tokenizer is None else tokenizer
         tokenizer.count("warm-up")  # load the BPE tables now, not inside the first turn
         store = await open_store(settings, db)
-        folds = FoldService(
-            store,
-            make_summarizer(settings, summary_model),
-            tokenizer,
-            window=settings.window_exchanges,
-            fold_batch=settings.fold_batch,
-            summary_tokens=settings.summary_tokens,
-            language=settings.language,
-            concurrency=settings.fold_concurrency,
-            clock=clock,
-        )
-        offline = settings.summary_spec.provider == "offline"
-        engine = MemoryEngine(
-            store,
-            chat_model,
-            folds,
-            tokenizer,
-            engine_config(settings),
-            topic=make_topic_check(topic_settings(settings), None if offline else summary_model),
-            clock=clock,
-            observers=observers,
-        )
+        engine = build_engine(
+            settings, store, chat_model, summary_model,
+            clock=clock, tokenizer=tokenizer, observers=observers,
+        )  # fmt: skip
         handler = ConversationHandler(settings, store, engine)
-        return cls(settings, store, chat_model, summary_model, tokenizer, folds, engine, handler)
+        return cls(
+            settings, store, chat_model, summary_model, tokenizer, engine.folds, engine, handler
+        )
 
     async def aclose(self) -> None:
         """Stop accepting work, let running turns and folds finish briefly, close the DB.

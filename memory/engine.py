@@ -79,13 +79,15 @@ class Preview:
 
     `state` is what the request is built from (after the reset a real turn would make);
     `plan` is the request, or the refusal a real turn would give; over budget, where a
-    real turn would first fold `would_fold` exchanges, it is the request as it stands."""
+    real turn would first fold `would_fold` exchanges, it is the request as it stands.
+    `as_is` is always the request as it stands, budget or not (what `inspect` shows)."""
 
     key: str
     message: str
     state: TurnState
     decision: TopicDecision
     plan: Assembly | TooLarge
+    as_is: Assembly
     would_fold: int = 0
     recall: tuple[Hit, ...] = ()  # every hit found, best first (the plan shows what fits)
 
@@ -197,12 +199,10 @@ class MemoryEngine:
             state = replace(state, summary=None, window=(), pending=(), episode=episode)
         hits = await self._recall(state, message)
         plan = self._plan(state, message, hits)
-        if isinstance(plan, FoldFirst):
-            return Preview(
-                key, message, state, decision, self._assemble(state, message, hits),
-                len(plan.exchanges), hits,
-            )  # fmt: skip
-        return Preview(key, message, state, decision, plan, 0, hits)
+        as_is = plan if isinstance(plan, Assembly) else self._assemble(state, message, hits)
+        would = len(plan.exchanges) if isinstance(plan, FoldFirst) else 0
+        shown = as_is if isinstance(plan, FoldFirst) else plan
+        return Preview(key, message, state, decision, shown, as_is, would, hits)
 
     async def _recall(self, state: TurnState, message: str) -> tuple[Hit, ...]:
         """The episode's older exchanges (neither pending nor in the window) the message
