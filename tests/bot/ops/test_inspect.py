@@ -33,7 +33,8 @@ async def test_inspect_counts_tokens_as_the_engine_does(tmp_path: Path) -> None:
         plan = (await engine.preview(KEY)).plan
     finally:
         await app.aclose()
-    assert data is not None and isinstance(plan, Assembly)
+    assert data is not None
+    assert isinstance(plan, Assembly)
     shown = data["tokens"]["next_request_without_message"]
     parts = ("system", "summary", "carry_over", "pending", "window")
     assert shown == {p: plan.tokens[p] for p in parts} | {
@@ -41,4 +42,5 @@ async def test_inspect_counts_tokens_as_the_engine_does(tmp_path: Path) -> None:
     }
     system = settings.resolved_system_prompt()
     assert shown["system"] == engine.count(system) > app.tokenizer.count(system)
-    assert shown["window"] > 0 and shown["pending"] > 0
+    assert shown["window"] > 0
+    assert shown["pending"] > 0
