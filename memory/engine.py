@@ -71,6 +71,14 @@ class Prepared:
     would_fold: int = 0  # dry run only: exchanges a real turn would fold first
     recall: tuple[Hit, ...] = ()  # every hit found, best first (the plan shows what fits)
 
+    @classmethod
+    def dry(cls, seen: Preview) -> Prepared:
+        """A dry run: the preview of the message, nothing folded."""
+        plan, would = seen.plan, seen.would_fold
+        return cls(
+            seen.key, seen.message, seen.state, seen.decision, plan, 0, True, would, seen.recall
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Preview:
@@ -168,11 +176,7 @@ class MemoryEngine:
         if dry_run is None:
             dry_run = state.debug if user is None else state.debug_for(user)
         if dry_run:
-            seen = await self._preview(key, state, message, now)
-            return Prepared(
-                key, message, seen.state, seen.decision, seen.plan, 0, True, seen.would_fold,
-                seen.recall,
-            )  # fmt: skip
+            return Prepared.dry(await self._preview(key, state, message, now))
         decision = await self.topic(state, message, now)
         if decision.reset:
             state = await self.episodes.reset_automatically(
