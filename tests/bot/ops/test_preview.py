@@ -1,5 +1,5 @@
-"""`inspect`'s view of the next request is the engine's own: the same preview, the same
-usage-corrected token counts."""
+"""`MemoryEngine.preview`: the next request, read-only, and the same one `inspect` shows
+(with the engine's usage-corrected token counts)."""
 
 from __future__ import annotations
 
@@ -44,3 +44,26 @@ async def test_inspect_counts_tokens_as_the_engine_does(tmp_path: Path) -> None:
     assert shown["system"] == engine.count(system) > app.tokenizer.count(system)
     assert shown["window"] > 0
     assert shown["pending"] > 0
+
+
+async def test_preview_is_the_next_request_and_changes_nothing(tmp_path: Path) -> None:
+    """A preview calls no model and writes nothing; the next real turn with the same
+    message sends exactly the request it showed."""
+    settings = make_settings(tmp_path, window_exchanges=2, fold_batch=2)
+    model = ScriptedChatModel(reply=lambda r: f"anotado: {len(r.messages)}")
+    app = await App.build(settings, chat_model=model)
+    try:
+        for n in range(1, 8):
+            await app.handler.handle(inbound(KEY, f"Pedido #PED-{n}00 el día {n}", f"u{n}"))
+            await app.folds.drain()
+        before, calls = await app.store.export(KEY), len(model.requests)
+        seen = await app.engine.preview(KEY, "¿Cuándo llega el pedido #PED-100?")
+        assert (await app.store.export(KEY), len(model.requests)) == (before, calls)
+        await app.handler.handle(inbound(KEY, "¿Cuándo llega el pedido #PED-100?", "u-next"))
+    finally:
+        await app.aclose()
+    assert isinstance(seen.plan, Assembly)
+    assert seen.recall  # the old exchange the message is about
+    assert seen.plan.recall.hits
+    sent = model.requests[-1]
+    assert (sent.system, tuple(sent.messages)) == (seen.plan.system, seen.plan.messages)
