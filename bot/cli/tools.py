@@ -189,7 +189,12 @@ async def cmd_inspect(args: argparse.Namespace, settings: Settings) -> int:
     async with _existing_store(settings) as store:
         data = None
         if store is not None:
-            data = await inspect_view.collect(store, args.key, settings, default_tokenizer())
+            from bot.app import build_engine
+            from providers.offline import OfflineChatModel
+
+            offline = OfflineChatModel()  # the engine only previews: no model is called
+            engine = build_engine(settings, store, offline, offline, tokenizer=default_tokenizer())
+            data = await inspect_view.collect(store, engine, args.key, settings)
     if data is None:
         return _err(f"unknown session key {args.key!r} in {settings.db} (see `ventana sessions`)")
     if args.json:

@@ -20,6 +20,7 @@ from typing import Protocol, runtime_checkable
 import structlog
 
 from bot.conversation import commands
+from bot.conversation.commands import GroupAdmins
 from bot.conversation.inbound import Inbound
 from bot.conversation.serial import KeyedSerial
 from bot.conversation.texts import error_text, t
@@ -67,8 +68,20 @@ class ConversationHandler:
         self._states: dict[int, TurnState] = {}  # read at intake, for the entry's turn
         self._slowed: set[str] = set()  # chats told to slow down, until their queue empties
 
-    def register(self, channel: str, outbox: Outbox) -> None:
+    def register(self, channel: str, outbox: Outbox, admins: GroupAdmins | None = None) -> None:
+        """Where `channel`'s replies go; `admins` answers who administers its groups."""
         self.outboxes[channel] = outbox
+        if admins is not None:
+            self.commands.admins[channel] = admins
+
+    async def reject(self, key: str, external_id: str, reason: str, at: datetime) -> bool:
+        """Record input that is acknowledged but never processed (malformed) with its
+        reason, for dedupe; False when it was already recorded."""
+        return await self.store.inbox_reject(key, external_id, reason, at)
+
+    async def set_debug(self, key: str, on: bool, user: str, at: datetime) -> None:
+        """Switch debug mode for `user`'s own messages under `key` (console `--debug`)."""
+        await self.store.set_debug(key, on, at, user)
 
     # -- intake -------------------------------------------------------------------------
 
@@ -172,6 +185,10 @@ class ConversationHandler:
         await self.serial.drain()
         await asyncio.gather(*self._later.values(), return_exceptions=True)
         await self.store.inbox_settled()
+
+    async def drain_folds(self) -> None:
+        """Wait for the background folds the turns asked for (the console, before exit)."""
+        await self.engine.folds.drain()
 
     async def aclose(self) -> None:
         await self.serial.aclose()

@@ -156,13 +156,21 @@ async def test_console_conversation_survives_restart(make_app: MakeApp, tmp_path
     db = tmp_path / "console.db"
     app = await make_app(db=db)
     out = io.StringIO()
-    status = await run_console(app, "ana", src=io.StringIO("Mi pedido es #A-77\n/quit\n"), out=out)
+    status = await run_console(
+        app.handler, app.settings, "ana", src=io.StringIO("Mi pedido es #A-77\n/quit\n"), out=out
+    )
     assert status == 0
     assert "bot>" in out.getvalue()
     await app.aclose()
     model = ScriptedChatModel()
     again = await make_app(model, db=db)
-    await run_console(again, "ana", src=io.StringIO("¿Cuál era mi pedido?\n"), out=io.StringIO())
+    await run_console(
+        again.handler,
+        again.settings,
+        "ana",
+        src=io.StringIO("¿Cuál era mi pedido?\n"),
+        out=io.StringIO(),
+    )
     sent = " ".join(m.content for m in model.requests[-1].messages)
     assert "#A-77" in sent
 
