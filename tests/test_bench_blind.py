@@ -142,3 +142,22 @@ def test_long_case_arm_runs_the_real_replay(tmp_path: Path) -> None:
     assert score.standing == 0  # detection off: no automatic reset
     assert score.facts == len(facts) > 0
     assert 0 <= score.facts_kept <= score.facts
+
+
+def test_lossy_summary_server_drops_the_facts() -> None:
+    """The lossy arm's model: an OpenAI-compatible reply whose text keeps no identifier."""
+    import urllib.request
+
+    prompt = "<transcript>ip 185.62.74.219, IBAN ES02 0182 2370, mail a@b.es, 49,90 €</transcript>"
+    with blind.LossySummaryServer() as server:
+        request = urllib.request.Request(
+            server.base_url + "/chat/completions",
+            data=json.dumps({"messages": [{"role": "user", "content": prompt}]}).encode(),
+            headers={"content-type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            body = json.loads(answer.read())
+        assert server.calls == 1
+    text = body["choices"][0]["message"]["content"]
+    assert text.startswith("Resumen")
+    assert not any(fact in text for fact in ("185.62.74.219", "ES02", "a@b.es", "49,90"))
