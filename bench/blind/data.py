@@ -46,6 +46,22 @@ def _rows(path: Path) -> Iterable[tuple[int, dict[str, object]]]:
         yield n, raw
 
 
+def _headed(path: Path) -> Iterable[tuple[str, str, str, dict[str, object]]]:
+    """Each row as (where, id, lang, row): an id not seen before and a known language,
+    or BlindDataError naming the line."""
+    seen: set[str] = set()
+    for n, raw in _rows(path):
+        row_id = _text(f"{path.name}:{n}", raw.get("id"), "id")
+        where = f"{path.name}:{n} ({row_id})"
+        if row_id in seen:
+            raise BlindDataError(f"{where}: duplicate id")
+        seen.add(row_id)
+        lang = raw.get("lang")
+        if lang not in ("es", "en"):
+            raise BlindDataError(f"{where}: lang must be 'es' or 'en'")
+        yield where, row_id, str(lang), raw
+
+
 def _text(where: str, value: object, field: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise BlindDataError(f"{where}: {field} must be a non-empty string")
@@ -62,17 +78,8 @@ def _when(where: str, value: object) -> datetime:
 def validate_topic_file(path: Path) -> None:
     """Raise BlindDataError unless every line is a session of the topics format with a
     `start` first, then `continue`/`reset` of known kinds, in time order."""
-    seen: set[str] = set()
     count = 0
-    for n, raw in _rows(path):
-        where = f"{path.name}:{n}"
-        sid = _text(where, raw.get("id"), "id")
-        where = f"{path.name}:{n} ({sid})"
-        if sid in seen:
-            raise BlindDataError(f"{where}: duplicate id")
-        seen.add(sid)
-        if raw.get("lang") not in ("es", "en"):
-            raise BlindDataError(f"{where}: lang must be 'es' or 'en'")
+    for where, _sid, _lang, raw in _headed(path):
         if raw.get("split") != "blind":
             raise BlindDataError(f"{where}: split must be 'blind'")
         exchanges = raw.get("exchanges")
@@ -130,17 +137,7 @@ def load_long_cases(path: Path) -> list[LongCase]:
     (an assistant after every user), times are ISO-8601 in order, and every planted fact
     is said verbatim in some user message."""
     cases: list[LongCase] = []
-    seen: set[str] = set()
-    for n, raw in _rows(path):
-        where = f"{path.name}:{n}"
-        cid = _text(where, raw.get("id"), "id")
-        where = f"{path.name}:{n} ({cid})"
-        if cid in seen:
-            raise BlindDataError(f"{where}: duplicate id")
-        seen.add(cid)
-        lang = raw.get("lang")
-        if lang not in ("es", "en"):
-            raise BlindDataError(f"{where}: lang must be 'es' or 'en'")
+    for where, cid, lang, raw in _headed(path):
         facts, turns = raw.get("facts"), raw.get("turns")
         if not isinstance(facts, list) or not facts:
             raise BlindDataError(f"{where}: facts must be a non-empty list")
@@ -168,7 +165,7 @@ def load_long_cases(path: Path) -> list[LongCase]:
                 raise BlindDataError(f"{where}: a planted fact is in no user message verbatim")
         if len(set(facts)) != len(facts):
             raise BlindDataError(f"{where}: a planted fact is listed twice")
-        cases.append(LongCase(cid, str(lang), tuple(str(f) for f in facts), tuple(clean)))
+        cases.append(LongCase(cid, lang, tuple(str(f) for f in facts), tuple(clean)))
     if not cases:
         raise BlindDataError(f"{path.name}: no cases")
     return cases
