@@ -9,6 +9,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import Protocol
 
 import structlog
 
@@ -21,7 +22,8 @@ from memory.recall.block import Costs, render
 from memory.recall.port import RecallIndex, RecallQuery
 from memory.recall.rank import Hit
 from memory.recall.terms import query_terms
-from memory.store.conversation import ConversationStore, NewExchange
+from memory.store.episodes import EpisodeStore
+from memory.store.turns import NewExchange, TurnStore
 from memory.tokens import Tokenizer, UsageCalibration
 from memory.types import Exchange, TopicDecision, TurnState
 from providers.base import ChatModel, ChatReply, ChatRequest, ContextTooLong, ProviderError
@@ -83,10 +85,15 @@ class Outcome:
         return self.noise_reason is None
 
 
+class EngineStore(TurnStore, EpisodeStore, Protocol):
+    """What the engine is given: the turn's store, and the episode lifecycle its
+    `Episodes` runs (an automatic reset happens inside a turn)."""
+
+
 class MemoryEngine:
     def __init__(
         self,
-        store: ConversationStore,
+        store: EngineStore,
         chat_model: ChatModel,
         folds: FoldService,
         tokenizer: Tokenizer,
@@ -96,7 +103,7 @@ class MemoryEngine:
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         recall: RecallIndex | None = None,
     ) -> None:
-        self.store = store
+        self.store: TurnStore = store
         self.recall = recall if recall is not None else _recall_of(store)
         self.chat_model = chat_model
         self.folds = folds
@@ -336,6 +343,6 @@ def answered_by(spec: str, reported: str) -> str:
     return f"{provider}:{reported or configured}"
 
 
-def _recall_of(store: ConversationStore) -> RecallIndex | None:
+def _recall_of(store: TurnStore) -> RecallIndex | None:
     """The store's own recall index, when it has one."""
     return store if isinstance(store, RecallIndex) else None

@@ -28,7 +28,7 @@ from config.settings import Settings
 from memory.engine import MemoryEngine, Outcome, Prepared
 from memory.policy import Assembly, TooLarge
 from memory.store import Store
-from memory.store.conversation import Intake
+from memory.store.turns import Intake
 from memory.types import InboxEntry, SessionKey, TurnState
 from providers.base import valid_text
 from providers.streaming import TextSink

@@ -19,8 +19,7 @@ from rich.text import Text
 from config.settings import Settings
 from memory.carry_over import carry_over_block
 from memory.policy import Parts, assemble
-from memory.store.postgres.store import PostgresStore
-from memory.store.sqlite.store import SQLiteStore
+from memory.store import Store
 from memory.tokens import Tokenizer
 from memory.types import Exchange
 
@@ -39,7 +38,7 @@ def decode_row(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-async def export_key(store: SQLiteStore | PostgresStore, key: str) -> dict[str, Any] | None:
+async def export_key(store: Store, key: str) -> dict[str, Any] | None:
     """Everything stored for `key` (decoded JSON columns), or None for an unknown key."""
     raw = await store.export(key)
     if not raw.get("session"):
@@ -54,7 +53,7 @@ async def export_key(store: SQLiteStore | PostgresStore, key: str) -> dict[str, 
 
 
 async def collect(
-    store: SQLiteStore | PostgresStore, key: str, settings: Settings, tokenizer: Tokenizer
+    store: Store, key: str, settings: Settings, tokenizer: Tokenizer
 ) -> dict[str, Any] | None:
     data = await export_key(store, key)
     state = await store.peek_state(key, settings.window_exchanges)

@@ -80,21 +80,21 @@ async def test_redelivery_while_the_done_mark_is_uncommitted_is_not_sent_again(
     class Outbox:
         async def send(self, key: SessionKey, texts: Sequence[str]) -> None:
             sent.extend(texts)
-            await app.store._lock.acquire()  # the writer is busy: the mark must wait
+            await app.store.db._lock.acquire()  # the writer is busy: the mark must wait
 
         def working(self, key: SessionKey) -> contextlib.AbstractAsyncContextManager[None]:
             return contextlib.nullcontext()
 
     app.handler.register("console", Outbox())
     await app.handler.handle(inbound("console:m", "hola", ext="once"))
-    rows = await app.store._r.execute_fetchall(
+    rows = await app.store.db._r.execute_fetchall(
         "SELECT status FROM inbox WHERE external_id = 'once'"
     )
     assert [row["status"] for row in rows] == ["answered"]  # the done mark is uncommitted
     # What a redelivery does once its intake finds the entry already in the inbox:
     again = await app.handler._redelivered(inbound("console:m", "hola", ext="once"))
     assert again is None
-    app.store._lock.release()
+    app.store.db._lock.release()
     await app.handler.drain()
     for _ in range(100):
         entry = await app.store.inbox_get("console:m", "once")
@@ -116,13 +116,13 @@ async def test_shutdown_cancelled_partway_still_commits_and_closes(
     db = tmp_path / "shutdown.db"
     app = await make_app(db=db)
     await app.handler.handle(inbound("console:z", "hola", ext="z1"))
-    assert app.store._queued, "the done mark waits for a write to ride with"
+    assert app.store.db._queued, "the done mark waits for a write to ride with"
     closing = asyncio.create_task(app.aclose())
     await asyncio.sleep(0)  # aclose is under way, waiting on the batch
     closing.cancel()
     await asyncio.gather(closing, return_exceptions=True)
-    assert app.store._w._connection is None, "the writer must be closed"
-    assert app.store._r._connection is None, "the reader must be closed"
+    assert app.store.db._w._connection is None, "the writer must be closed"
+    assert app.store.db._r._connection is None, "the reader must be closed"
     again = await make_app(db=db)
     entry = await again.store.inbox_get("console:z", "z1")
     assert entry is not None

@@ -10,8 +10,9 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 import pytest
 
-from memory.store.conversation import Intake, NewEpisode, NewExchange
+from memory.store.episodes import NewEpisode
 from memory.store.postgres.store import PostgresStore
+from memory.store.turns import Intake, NewExchange
 from memory.types import InboxEntry
 from tests.memory.store.test_postgres_workers import pair
 
