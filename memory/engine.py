@@ -134,19 +134,16 @@ class MemoryEngine:
         message: str,
         *,
         dry_run: bool | None = None,
-        state: TurnState | None = None,
         user: str | None = None,
     ) -> Prepared:
         """Topic check first, then the request, folding synchronously when over budget.
 
         `dry_run=None` follows the session's debug flag as it is now; a dry run writes
         nothing (a new session is created only when it is not one, and new sessions are
-        never in debug mode). `state`: the key's state already read (at intake, with
-        nothing of the key in flight since), instead of reading it again. `user`: the
-        sender; debug then follows that sender's own flag (per operator, not per key)."""
+        never in debug mode). `user`: the sender; debug then follows that sender's own
+        flag (per operator, not per key)."""
         now = self.clock()
-        if state is None:
-            state = await self._state(key, now, bool(dry_run))
+        state = await self._state(key, now, bool(dry_run))
         if dry_run is None:
             dry_run = state.debug if user is None else state.debug_for(user)
         decision = await self.topic(state, message, now)

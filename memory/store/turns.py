@@ -56,7 +56,9 @@ class TurnStore(Protocol):
         ...
 
     async def turn_state(self, key: str, window: int, at: datetime) -> TurnState:
-        """The state of `key`, creating its session (and first episode) when new."""
+        """The state of `key`, creating its session (and first episode) when new. The
+        state `begin_turn` read is the turn's own, without a second read, when nothing of
+        the key was written since (the backend keeps it)."""
         ...
 
     async def peek_state(self, key: str, window: int) -> TurnState | None:

@@ -38,7 +38,8 @@ from psycopg.rows import dict_row
 from memory.store.locks import Claim
 from memory.store.postgres import sql
 from memory.store.postgres.rows import Row, inbox_row
-from memory.types import InboxEntry
+from memory.store.states import IntakeStates
+from memory.types import InboxEntry, TurnState
 
 log = structlog.get_logger(__name__)
 
@@ -56,6 +57,16 @@ class ClaimAsk:
 
     upto: int
     resend: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Stamped:
+    """The state an intake read (`states.begin()` was `since`), with its stamp."""
+
+    stamp: str
+    since: int
+    window: int
+    state: TurnState
 
 
 @dataclass(slots=True)
@@ -265,11 +276,15 @@ class PostgresChatLocks:
 
 class PostgresClaims:
     """`ChatLocks` on PostgreSQL: the part of `PostgresStore` a turn holds its chat with.
-    `stamps` are the turns part's (the state read with each intake)."""
+    `stamps` are the turns part's (the state read with each intake, and its stamp): an
+    exclusive claim hands that state on to the turn (`states`), another voids it."""
 
-    def __init__(self, locks: PostgresChatLocks, stamps: dict[int, str]) -> None:
+    def __init__(
+        self, locks: PostgresChatLocks, stamps: dict[int, Stamped], states: IntakeStates
+    ) -> None:
         self.locks = locks
         self.stamps = stamps
+        self.states = states
         self.claimed: dict[int, str] = {}  # entry id → key, while its chat is held here
 
     @asynccontextmanager
@@ -283,11 +298,15 @@ class PostgresClaims:
         # snapshot sees every earlier holder's commits (READ COMMITTED), so an entry run
         # elsewhere is never run again.
         claim = ClaimAsk(entry.id, resend=entry.status == "answered")
-        stamp = self.stamps.pop(entry.id, None)
+        read = self.stamps.pop(entry.id, None)
         async with self.locks.hold(entry.key, claim) as rows:
             claimed = tuple(inbox_row(r) for r in rows)
             alone = [e.id for e in claimed] == [entry.id]
-            current = alone and stamp is not None and rows[0]["c_stamp"] == stamp
+            current = alone and read is not None and rows[0]["c_stamp"] == read.stamp
+            if current and read is not None:
+                self.states.keep(read.since, read.window, read.state)
+            else:  # another worker wrote the chat, or an earlier entry runs first
+                self.states.void_key(entry.key)
             for each in claimed:
                 self.claimed[each.id] = entry.key
             try:

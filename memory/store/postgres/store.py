@@ -7,7 +7,8 @@ unfinished entries in arrival order); folds race through `write_summary`'s
 compare-and-set on the episode's row lock and `UNIQUE (episode_id, version)`.
 
 One `PostgresDatabase` (`connection`, the pool) is shared by the parts, one per port:
-`turns`, `summaries`, `episodes`, `operator`, `inbox`, `locks`, `recall`. The store's
+`turns`, `summaries`, `episodes`, `operator`, `inbox`, `locks`, `recall`; the turn
+state read with an intake is kept for its turn (`memory.store.states`). The store's
 methods are its parts' own, bound once here: no call goes through a layer.
 """
 
@@ -25,6 +26,7 @@ from memory.store.postgres.operator import PostgresOperatorQueries
 from memory.store.postgres.recall import PostgresRecall
 from memory.store.postgres.summaries import PostgresSummaries
 from memory.store.postgres.turns import PostgresTurns
+from memory.store.states import IntakeStates
 
 
 class PostgresStore:
@@ -34,11 +36,12 @@ class PostgresStore:
     def __init__(self, db: PostgresDatabase, locks: PostgresChatLocks, url: str) -> None:
         self.db = db
         self.locks = locks
-        turns = PostgresTurns(db)
-        folding = PostgresSummaries(db)
-        lifecycle = PostgresEpisodes(db)
+        states = IntakeStates()
+        turns = PostgresTurns(db, states)
+        folding = PostgresSummaries(db, states)
+        lifecycle = PostgresEpisodes(db, states)
         operator = PostgresOperatorQueries(db, locks, url)
-        claims = PostgresClaims(locks, turns.stamps)
+        claims = PostgresClaims(locks, turns.stamps, states)
         self._inbox = inbox = PostgresInbox(db, locks, claims)
         recall = PostgresRecall(db)
         # TurnStore

@@ -11,6 +11,7 @@ import psycopg
 from memory.store.postgres import sql
 from memory.store.postgres.connection import PostgresDatabase
 from memory.store.postgres.turns import peek_state, signal_exchanges
+from memory.store.states import IntakeStates
 from memory.store.summaries import NewSummary
 from memory.types import Exchange, SummaryVersion, TurnState
 
@@ -18,8 +19,9 @@ from memory.types import Exchange, SummaryVersion, TurnState
 class PostgresSummaries:
     """The fold's part of `PostgresStore`."""
 
-    def __init__(self, db: PostgresDatabase) -> None:
+    def __init__(self, db: PostgresDatabase, states: IntakeStates) -> None:
         self.db = db
+        self.states = states
 
     async def peek_for_fold(
         self, key: str, window: int, opening: int, *, due: int = 1
@@ -46,34 +48,40 @@ class PostgresSummaries:
         checkpoint would move back. The open episode's row is locked first, so folds,
         resets and forgets of one episode take turns."""
         try:
-            async with self.db.transaction() as conn:
-                cur = await conn.execute(sql.EPISODE_OPEN_LOCK, (new.episode_id,))
-                if await cur.fetchone() is None:
-                    return None
-                cur = await conn.execute(sql.SUMMARY_LATEST, (new.episode_id,))
-                latest = await cur.fetchone()
-                assert latest is not None
-                if latest["latest"] != new.base_version or new.checkpoint < latest["checkpoint"]:
-                    return None
-                version, rounds = new.base_version + 1, int(latest["rounds"]) + 1
-                cur = await conn.execute(
-                    sql.SUMMARY_INSERT,
-                    {
-                        "episode": new.episode_id, "version": version, "text": new.text,
-                        "checkpoint": new.checkpoint, "prompt_version": new.prompt_version,
-                        "model": new.model, "source_from": new.source_from,
-                        "source_to": new.source_to, "input_tokens": new.input_tokens,
-                        "output_tokens": new.output_tokens, "round": rounds,
-                        "at": new.created_at,
-                        "dropped": json.dumps(list(new.dropped_facts), ensure_ascii=False),
-                    },
-                )  # fmt: skip
-                row = await cur.fetchone()
-                assert row is not None
-        except psycopg.errors.UniqueViolation:  # a concurrent fold wrote this version
-            return None
-        return SummaryVersion(
-            int(row["id"]), new.episode_id, version, new.text, new.checkpoint,
-            new.prompt_version, new.model, new.source_from, new.source_to,
-            new.input_tokens, new.output_tokens, rounds, new.created_at,
-        )  # fmt: skip
+            try:
+                async with self.db.transaction() as conn:
+                    cur = await conn.execute(sql.EPISODE_OPEN_LOCK, (new.episode_id,))
+                    if await cur.fetchone() is None:
+                        return None
+                    cur = await conn.execute(sql.SUMMARY_LATEST, (new.episode_id,))
+                    latest = await cur.fetchone()
+                    assert latest is not None
+                    if (
+                        latest["latest"] != new.base_version
+                        or new.checkpoint < latest["checkpoint"]
+                    ):
+                        return None
+                    version, rounds = new.base_version + 1, int(latest["rounds"]) + 1
+                    cur = await conn.execute(
+                        sql.SUMMARY_INSERT,
+                        {
+                            "episode": new.episode_id, "version": version, "text": new.text,
+                            "checkpoint": new.checkpoint, "prompt_version": new.prompt_version,
+                            "model": new.model, "source_from": new.source_from,
+                            "source_to": new.source_to, "input_tokens": new.input_tokens,
+                            "output_tokens": new.output_tokens, "round": rounds,
+                            "at": new.created_at,
+                            "dropped": json.dumps(list(new.dropped_facts), ensure_ascii=False),
+                        },
+                    )  # fmt: skip
+                    row = await cur.fetchone()
+                    assert row is not None
+            except psycopg.errors.UniqueViolation:  # a concurrent fold wrote this version
+                return None
+            return SummaryVersion(
+                int(row["id"]), new.episode_id, version, new.text, new.checkpoint,
+                new.prompt_version, new.model, new.source_from, new.source_to,
+                new.input_tokens, new.output_tokens, rounds, new.created_at,
+            )  # fmt: skip
+        finally:
+            self.states.void_episode(new.episode_id)

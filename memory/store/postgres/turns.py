@@ -13,8 +13,10 @@ from datetime import datetime
 from memory.store.postgres import sql
 from memory.store.postgres.connection import Conn, PostgresDatabase
 from memory.store.postgres.inbox import intake_of, intake_params
+from memory.store.postgres.locks import Stamped
 from memory.store.postgres.recall import indexed
 from memory.store.postgres.rows import Row, episode_row, exchange_row, summary_row
+from memory.store.states import IntakeStates
 from memory.store.turns import Intake, NewExchange
 from memory.types import Exchange, InboxEntry, TurnState
 
@@ -125,17 +127,20 @@ def _usage_params(new: NewExchange) -> dict[str, object]:
 
 
 class PostgresTurns:
-    """The turn's part of `PostgresStore`. `stamps`: entry id → the stamp of the state
-    read with its intake, kept for the entry's claim (`locks.PostgresClaims`), which
-    says whether that state still holds."""
+    """The turn's part of `PostgresStore`. `stamps`: entry id → the state read with its
+    intake and its stamp, for the entry's claim (`locks.PostgresClaims`): only a claim
+    that finds the chat unchanged (no other worker wrote it) hands the state on to the
+    turn (`states`)."""
 
-    def __init__(self, db: PostgresDatabase) -> None:
+    def __init__(self, db: PostgresDatabase, states: IntakeStates) -> None:
         self.db = db
-        self.stamps: dict[int, str] = {}
+        self.states = states  # the states confirmed by a claim, for the key's turn
+        self.stamps: dict[int, Stamped] = {}
 
     async def begin_turn(self, draft: InboxEntry, window: int) -> Intake:
         """The intake (`sql.INTAKE`) and the state read after it, pipelined: one round
         trip. The state's stamp is kept for the claim, which says whether it still holds."""
+        since = self.states.begin()
         async with self.db.connection() as conn:
             async with conn.pipeline():
                 cur = await conn.execute(sql.INTAKE, intake_params(draft, unless_debug=True))
@@ -145,15 +150,19 @@ class PostgresTurns:
         intake = intake_of(row, draft, unless_debug=True)
         if intake.entry is None:
             return intake
-        if stamp is not None:
+        if stamp is not None and state is not None:
             if len(self.stamps) >= STAMPS_KEPT:
                 del self.stamps[next(iter(self.stamps))]
-            self.stamps[intake.entry.id] = stamp
+            self.stamps[intake.entry.id] = Stamped(stamp, since, window, state)
         return replace(intake, state=state)
 
     async def turn_state(self, key: str, window: int, at: datetime) -> TurnState:
-        """The state of `key`, creating the session (and first episode) when new."""
-        state = await self.peek_state(key, window)
+        """The state read with the key's intake, when nothing of the key was written
+        since (here, or by another worker before its claim); else read, creating the
+        session (and first episode) when new."""
+        state = self.states.take(key, window)
+        if state is None:
+            state = await self.peek_state(key, window)
         if state is None:
             async with self.db.transaction() as conn:
                 state = await create_and_peek(conn, key, at, window)
@@ -187,7 +196,10 @@ class PostgresTurns:
             **_usage_params(new),
             "recall": indexed(new),
         }  # fmt: skip
-        (row,) = await self.db.all(sql.RECORD_EXCHANGE, params)
+        try:
+            (row,) = await self.db.all(sql.RECORD_EXCHANGE, params)
+        finally:
+            self.states.void_session(new.session_id)
         return Exchange(
             int(row["id"]), new.episode_id, new.user_text, new.reply_text, new.signal,
             new.noise_reason, new.created_at,
@@ -195,6 +207,11 @@ class PostgresTurns:
 
     async def set_debug(self, key: str, on: bool, at: datetime, user: str) -> None:
         """Add or remove `user` from the key's debug operators (debug is per operator)."""
-        async with self.db.transaction() as conn:
-            await ensure_session(conn, key, at)
-            await conn.execute(sql.DEBUG_ON if on else sql.DEBUG_OFF, {"user": user, "key": key})
+        try:
+            async with self.db.transaction() as conn:
+                await ensure_session(conn, key, at)
+                await conn.execute(
+                    sql.DEBUG_ON if on else sql.DEBUG_OFF, {"user": user, "key": key}
+                )
+        finally:
+            self.states.void_key(key)

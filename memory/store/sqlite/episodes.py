@@ -15,6 +15,7 @@ from memory.store.sqlite.connection import GroupCommitWriter
 from memory.store.sqlite.recall import SQLiteRecall
 from memory.store.sqlite.rows import EPISODE_COLS, columns, episode_row, iso, one
 from memory.store.sqlite.turns import open_episode
+from memory.store.states import IntakeStates
 from memory.types import Episode
 
 
@@ -82,12 +83,16 @@ class SQLiteEpisodes:
     """The episode lifecycle's part of `SQLiteStore`; what the recall index holds in
     memory is dropped where exchanges move or go."""
 
-    def __init__(self, db: GroupCommitWriter, recall: SQLiteRecall) -> None:
+    def __init__(self, db: GroupCommitWriter, recall: SQLiteRecall, states: IntakeStates) -> None:
         self.db = db
         self.recall = recall
+        self.states = states
 
     async def start_episode(self, new: NewEpisode) -> Episode:
-        return await self.db.atomic(partial(start_episode, new=new))
+        try:
+            return await self.db.atomic(partial(start_episode, new=new))
+        finally:
+            self.states.void_session(new.session_id)
 
     async def undo_reset(self, session_id: int, at: datetime, within_s: float) -> Episode | None:
         undo = partial(undo_reset, session_id=session_id, at=at, within_s=within_s)
@@ -95,6 +100,7 @@ class SQLiteEpisodes:
             return await self.db.atomic(undo)
         finally:  # its exchanges may have moved episode
             self.recall.hot.drop(session_id)
+            self.states.void_session(session_id)
 
     async def forget(self, key: str) -> int:
         """Erase every row of `key`: secure_delete zeroes the freed pages at once; the
@@ -105,6 +111,7 @@ class SQLiteEpisodes:
             removed = await self.db.atomic(partial(forget, key=key))
         finally:  # and its session id may be given to a new key
             self.recall.hot.clear()
+            self.states.clear()
         await self.db.wipe_soon()
         return removed
 

@@ -1,7 +1,8 @@
 """`SQLiteStore`: every store port on SQLite, through aiosqlite.
 
 One `GroupCommitWriter` (`connection`) is shared by the parts, one per port: `turns`,
-`summaries`, `episodes`, `operator`, `inbox`, `locks`, `recall`. Every write is one unit
+`summaries`, `episodes`, `operator`, `inbox`, `locks`, `recall`; the turn state read
+with an intake is kept for its turn (`memory.store.states`). Every write is one unit
 of the group-commit writer, committed with the writes queued beside it and rolled back
 alone if it fails, cancellation included; reads run on the reader connection, all of one
 method's statements in one round trip, each served by an index and bounded by the window.
@@ -25,6 +26,7 @@ from memory.store.sqlite.operator import SQLiteOperatorQueries
 from memory.store.sqlite.recall import SQLiteRecall
 from memory.store.sqlite.summaries import SQLiteSummaries
 from memory.store.sqlite.turns import SQLiteTurns
+from memory.store.states import IntakeStates
 
 log = structlog.get_logger(__name__)
 
@@ -37,9 +39,10 @@ class SQLiteStore:
         self.db = db
         self._recall = recall = SQLiteRecall(db)
         self._inbox = inbox = SQLiteInbox(db)
-        turns = SQLiteTurns(db, recall)
-        folding = SQLiteSummaries(db)
-        lifecycle = SQLiteEpisodes(db, recall)
+        self._states = states = IntakeStates()
+        turns = SQLiteTurns(db, recall, states)
+        folding = SQLiteSummaries(db, states)
+        lifecycle = SQLiteEpisodes(db, recall, states)
         operator = SQLiteOperatorQueries(db, path)
         locks = SQLiteChatLocks()
         db.on_foreign_commit = self._foreign_commit
@@ -116,6 +119,7 @@ class SQLiteStore:
     def _foreign_commit(self) -> None:
         """Another connection wrote (a CLI next to the bot): what is held may be stale."""
         self._recall.hot.clear()
+        self._states.clear()
 
 
 async def _prepare(db: GroupCommitWriter) -> None:

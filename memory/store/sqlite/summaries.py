@@ -12,6 +12,7 @@ from functools import partial
 from memory.store.sqlite.connection import GroupCommitWriter
 from memory.store.sqlite.rows import SUMMARY_COLS, USAGE_COLS, columns, iso, one, summary_row
 from memory.store.sqlite.turns import peek_state, signal_exchanges
+from memory.store.states import IntakeStates
 from memory.store.summaries import NewSummary
 from memory.types import Exchange, SummaryVersion, TurnState
 
@@ -95,8 +96,9 @@ def record_fold_usage(db: sqlite3.Connection, summary_id: int, new: NewSummary) 
 class SQLiteSummaries:
     """The fold's part of `SQLiteStore`."""
 
-    def __init__(self, db: GroupCommitWriter) -> None:
+    def __init__(self, db: GroupCommitWriter, states: IntakeStates) -> None:
         self.db = db
+        self.states = states
 
     async def peek_for_fold(
         self, key: str, window: int, opening: int
@@ -112,4 +114,7 @@ class SQLiteSummaries:
         return await self.db.read(read)
 
     async def write_summary(self, new: NewSummary) -> SummaryVersion | None:
-        return await self.db.atomic(partial(write_summary, new=new))
+        try:
+            return await self.db.atomic(partial(write_summary, new=new))
+        finally:
+            self.states.void_episode(new.episode_id)

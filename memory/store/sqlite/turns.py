@@ -31,6 +31,7 @@ from memory.store.sqlite.rows import (
     one,
     summary_row,
 )
+from memory.store.states import IntakeStates
 from memory.store.turns import Intake, NewExchange
 from memory.types import Episode, Exchange, InboxEntry, TopicDecision, TurnState
 
@@ -272,16 +273,25 @@ class SQLiteTurns:
     """The turn's part of `SQLiteStore`. A turn makes four round trips: intake, state,
     exchange, done (the done mark rides with the next write)."""
 
-    def __init__(self, db: GroupCommitWriter, recall: SQLiteRecall) -> None:
+    def __init__(self, db: GroupCommitWriter, recall: SQLiteRecall, states: IntakeStates) -> None:
         self.db = db
+        self.states = states  # the state read with each intake, for the key's turn
         self.recall = recall  # a recorded signal exchange joins the key's held index
 
     async def begin_turn(self, draft: InboxEntry, window: int) -> Intake:
-        """The debug flag read, the insert and the state read are one round trip."""
-        return await self.db.atomic(partial(begin_turn, entry=draft, window=window))
+        """The debug flag read, the insert and the state read are one round trip; the
+        state is kept for the key's next `turn_state`."""
+        since = self.states.begin()
+        intake = await self.db.atomic(partial(begin_turn, entry=draft, window=window))
+        self.states.keep(since, window, intake.state)
+        return intake
 
     async def turn_state(self, key: str, window: int, at: datetime) -> TurnState:
-        state = await self.peek_state(key, window)
+        """The state read with the key's intake, when nothing of the key was written
+        since; else read (and the session created when new)."""
+        state = self.states.take(key, window)
+        if state is None:
+            state = await self.peek_state(key, window)
         if state is None:  # a new key (or a session without an episode): create and read
             state = await self.db.atomic(partial(create_and_peek, key=key, at=at, window=window))
         return state
@@ -299,6 +309,8 @@ class SQLiteTurns:
         except BaseException:  # a cancelled caller's write is committed all the same
             hot.drop(new.session_id)
             raise
+        finally:
+            self.states.void_session(new.session_id)
         exchange = Exchange(
             exchange_id,
             new.episode_id,
@@ -313,4 +325,7 @@ class SQLiteTurns:
         return exchange
 
     async def set_debug(self, key: str, on: bool, at: datetime, user: str) -> None:
-        await self.db.atomic(partial(set_debug, key=key, on=on, at=at, user=user))
+        try:
+            await self.db.atomic(partial(set_debug, key=key, on=on, at=at, user=user))
+        finally:
+            self.states.void_key(key)

@@ -9,9 +9,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from bot.channels.console import run_console
 from bot.conversation.texts import t
+from memory.store.sqlite import turns as sqlite_turns
 from memory.types import SessionKey
 from providers.base import ChatRequest
 from providers.offline import OfflineChatModel
@@ -285,13 +287,14 @@ async def test_state_read_at_intake_is_used_only_for_an_idle_chat(make_app: Make
     model = ScriptedChatModel(on_call=on_call)
     app = await make_app(model)
     reads: list[str] = []
-    turn_state = app.store.turn_state
+    read = app.store.db.read  # the store keeps the intake's state: count its own reads
 
-    async def counting(key: str, window: int, at: datetime) -> object:
-        reads.append(key)
-        return await turn_state(key, window, at)
+    async def counting(fn: Any) -> object:
+        if getattr(fn, "func", None) is sqlite_turns.peek_state:
+            reads.append(fn.keywords["key"])
+        return await read(fn)
 
-    app.store.turn_state = counting  # type: ignore[method-assign,assignment]
+    app.store.db.read = counting  # type: ignore[attr-defined]
     # Both arrive at once: both intakes start while the chat is idle and run in one batch.
     first, second = await asyncio.gather(
         app.handler.submit(inbound("console:s", "uno")),
