@@ -12,13 +12,13 @@ import structlog
 from pydantic import SecretStr
 
 from bot.conversation.handler import ConversationHandler
-from config.settings import POSTGRES_SCHEMES, Settings
+from config.settings import Settings
 from memory.engine import EngineConfig, MemoryEngine, TurnObserver
 from memory.fold.extractive import ExtractiveSummarizer
 from memory.fold.service import FoldService
 from memory.fold.summarizer import ModelSummarizer, Summarizer
-from memory.store.postgres.store import PostgresStore
-from memory.store.sqlite.store import SQLiteStore
+from memory.store import Store
+from memory.store import open as store_open
 from memory.tokens import Tokenizer, default_tokenizer
 from memory.topic.check import TopicSettings, make_topic_check
 from providers.base import ChatModel
@@ -86,7 +86,7 @@ def engine_config(settings: Settings) -> EngineConfig:
 
 def build_engine(
     settings: Settings,
-    store: SQLiteStore | PostgresStore,
+    store: Store,
     chat_model: ChatModel,
     summary_model: ChatModel,
     *,
@@ -122,26 +122,26 @@ def build_engine(
     )
 
 
-async def open_store(
-    settings: Settings, db: str | Path | None = None
-) -> SQLiteStore | PostgresStore:
-    """The backend `VENTANA_DB` names: a PostgreSQL URL, or a SQLite file."""
+async def open_store(settings: Settings, db: str | Path | None = None) -> Store:
+    """The backend `VENTANA_DB` names (`memory.store.open`), with the settings' pool size
+    and durability; warns when Telegram polling would run beside other workers."""
     target = db if db is not None else settings.db
-    if isinstance(target, str) and target.startswith(POSTGRES_SCHEMES):
-        if settings.telegram_enabled and not settings.telegram_webhook_url:
-            log.warning(
-                "telegram_polling_single_consumer",
-                hint="long polling has one consumer: with several workers on PostgreSQL,"
-                " set TELEGRAM_WEBHOOK_URL (webhook mode)",
-            )
-        return await PostgresStore.open(target, pool_size=settings.db_pool_size)
-    return await SQLiteStore.open(target, sync=settings.db_sync)
+    polling = settings.telegram_enabled and not settings.telegram_webhook_url
+    if polling and store_open.is_postgres(target):
+        log.warning(
+            "telegram_polling_single_consumer",
+            hint="long polling has one consumer: with several workers on PostgreSQL,"
+            " set TELEGRAM_WEBHOOK_URL (webhook mode)",
+        )
+    return await store_open.open_store(
+        target, pool_size=settings.db_pool_size, sync=settings.db_sync
+    )
 
 
 @dataclass
 class App:
     settings: Settings
-    store: SQLiteStore | PostgresStore
+    store: Store
     chat_model: ChatModel
     summary_model: ChatModel
     tokenizer: Tokenizer

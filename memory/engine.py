@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import Protocol
 
 import structlog
 
@@ -21,7 +22,8 @@ from memory.recall.block import Costs, render
 from memory.recall.port import RecallIndex, RecallQuery
 from memory.recall.rank import Hit
 from memory.recall.terms import query_terms
-from memory.store.conversation import ConversationStore, NewExchange
+from memory.store.episodes import EpisodeStore
+from memory.store.turns import NewExchange, TurnStore
 from memory.tokens import Tokenizer, UsageCalibration
 from memory.topic.check import TopicCheck
 from memory.types import Exchange, TopicDecision, TurnState
@@ -114,10 +116,15 @@ class Outcome:
         return self.noise_reason is None
 
 
+class EngineStore(TurnStore, EpisodeStore, Protocol):
+    """What the engine is given: the turn's store, and the episode lifecycle its
+    `Episodes` runs (an automatic reset happens inside a turn)."""
+
+
 class MemoryEngine:
     def __init__(
         self,
-        store: ConversationStore,
+        store: EngineStore,
         chat_model: ChatModel,
         folds: FoldService,
         tokenizer: Tokenizer,
@@ -128,7 +135,7 @@ class MemoryEngine:
         recall: RecallIndex | None = None,
         observers: Sequence[TurnObserver] = (),
     ) -> None:
-        self.store = store
+        self.store: TurnStore = store
         self.recall = recall if recall is not None else _recall_of(store)
         self.chat_model = chat_model
         self.folds = folds
@@ -159,20 +166,16 @@ class MemoryEngine:
         message: str,
         *,
         dry_run: bool | None = None,
-        state: TurnState | None = None,
         user: str | None = None,
     ) -> Prepared:
         """Topic check first, then the request, folding synchronously when over budget.
 
         `dry_run=None` follows the session's debug flag as it is now; a dry run is the
         `preview` of the message and writes nothing (a new session is created only when it
-        is not one, and new sessions are never in debug mode). `state`: the key's state
-        already read (at intake, with nothing of the key in flight since), instead of
-        reading it again. `user`: the sender; debug then follows that sender's own flag
-        (per operator, not per key)."""
+        is not one, and new sessions are never in debug mode). `user`: the sender; debug
+        then follows that sender's own flag (per operator, not per key)."""
         now = self.clock()
-        if state is None:
-            state = await self._state(key, now, bool(dry_run))
+        state = await self._state(key, now, bool(dry_run))
         if dry_run is None:
             dry_run = state.debug if user is None else state.debug_for(user)
         if dry_run:
@@ -386,6 +389,6 @@ def answered_by(spec: str, reported: str) -> str:
     return f"{provider}:{reported or configured}"
 
 
-def _recall_of(store: ConversationStore) -> RecallIndex | None:
+def _recall_of(store: TurnStore) -> RecallIndex | None:
     """The store's own recall index, when it has one."""
     return store if isinstance(store, RecallIndex) else None

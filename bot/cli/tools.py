@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from collections.abc import AsyncIterator
@@ -23,8 +22,8 @@ from bot.ops.chart_png import png_support
 from bot.ops.replay import Report, TranscriptError, run_replay, write_outputs
 from config.logging import configure_logging
 from config.settings import Settings, SettingsInvalid, load_settings
-from memory.store.postgres.store import PostgresStore
-from memory.store.sqlite.store import SQLiteStore
+from memory.store import Store
+from memory.store.open import open_store
 from memory.tokens import default_tokenizer
 
 # Flags of `replay` and the settings fields they override.
@@ -168,17 +167,13 @@ def _print_summary(report: Report, args: argparse.Namespace) -> None:
 
 
 @asynccontextmanager
-async def _existing_store(settings: Settings) -> AsyncIterator[SQLiteStore | PostgresStore | None]:
+async def _existing_store(settings: Settings) -> AsyncIterator[Store | None]:
     """The store, or None when the database file does not exist (never create one here)."""
-    exists = settings.postgres_url is not None or await asyncio.to_thread(
-        Path(settings.db).is_file
-    )
-    if str(settings.db) != ":memory:" and not exists:
+    pool, sync = settings.db_pool_size, settings.db_sync
+    store = await open_store(settings.db, must_exist=True, pool_size=pool, sync=sync)
+    if store is None:
         yield None
         return
-    from bot.app import open_store  # only the store views need it
-
-    store = await open_store(settings)
     try:
         yield store
     finally:

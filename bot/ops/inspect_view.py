@@ -21,8 +21,7 @@ from rich.text import Text
 from config.settings import Settings
 from memory.carry_over import carry_over_block
 from memory.engine import MemoryEngine
-from memory.store.postgres.store import PostgresStore
-from memory.store.sqlite.store import SQLiteStore
+from memory.store import Store
 from memory.types import Exchange
 
 FORMAT = 1
@@ -121,7 +120,7 @@ def decode_row(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-async def export_key(store: SQLiteStore | PostgresStore, key: str) -> dict[str, Any] | None:
+async def export_key(store: Store, key: str) -> dict[str, Any] | None:
     """Everything stored for `key` (decoded JSON columns), or None for an unknown key."""
     raw = await store.export(key)
     if not raw.get("session"):
@@ -136,7 +135,7 @@ async def export_key(store: SQLiteStore | PostgresStore, key: str) -> dict[str, 
 
 
 async def collect(
-    store: SQLiteStore | PostgresStore, engine: MemoryEngine, key: str, settings: Settings
+    store: Store, engine: MemoryEngine, key: str, settings: Settings
 ) -> dict[str, Any] | None:
     """The inspect data of `key`; the next request is the engine's own preview of it."""
     data = await export_key(store, key)

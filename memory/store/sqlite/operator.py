@@ -1,21 +1,28 @@
-"""Operator queries of `SQLiteStore`: listings, export, every exchange of a key, schema
-facts. Not on the turn path: plain reads on the reader connection."""
+"""`OperatorQueries` and `UsageQueries` on SQLite: listings, export, every exchange of
+a key, usage totals, schema facts. Not on the turn path: plain reads on the reader.
+"""
 
 from __future__ import annotations
 
 import sqlite3
+from datetime import datetime
+from functools import partial
 from typing import Any
 
-from memory.store.conversation import SessionInfo
+from memory.store.operator import SessionInfo
+from memory.store.sqlite.connection import GroupCommitWriter
 from memory.store.sqlite.rows import (
     EPISODE_COLS,
     EXCHANGE_COLS,
     columns,
     episode_row,
     exchange_row,
+    iso,
     session_info_row,
 )
-from memory.types import Episode, Exchange
+from memory.store.sqlite.summaries import summary_versions
+from memory.store.usage import UsageTotal
+from memory.types import Episode, Exchange, SummaryVersion
 
 _SESSIONS_SQL = (
     "SELECT s.key, s.created_at, s.last_activity_at, s.debug,"
@@ -36,6 +43,16 @@ _EXPORT_SQL = {
     " JOIN sessions s ON s.id = e.session_id WHERE s.key = ? ORDER BY m.episode_id, m.version",
     "inbox": "SELECT * FROM inbox WHERE session_key = ? ORDER BY id",
 }
+_TOTALS = """
+    SELECT s.key AS key, u.purpose AS purpose, u.model AS model, COUNT(*) AS calls,
+           SUM(u.input_tokens) AS input_tokens, SUM(u.output_tokens) AS output_tokens,
+           SUM(u.cached_tokens) AS cached_tokens, MIN(u.created_at) AS first_at,
+           MAX(u.created_at) AS last_at
+    FROM usage u JOIN sessions s ON s.id = u.session_id
+    WHERE (:key IS NULL OR s.key = :key) AND (:since IS NULL OR u.created_at >= :since)
+    GROUP BY s.key, u.purpose, u.model
+    ORDER BY s.key, u.purpose, u.model
+"""
 
 
 def episodes(db: sqlite3.Connection, *, key: str) -> list[Episode]:
@@ -84,3 +101,57 @@ def synchronous(db: sqlite3.Connection) -> str:
 def one_value(db: sqlite3.Connection, sql: str) -> Any:
     rows = db.execute(sql).fetchall()
     return rows[0][0] if rows else None
+
+
+def usage_totals(
+    db: sqlite3.Connection, *, key: str | None, since: datetime | None
+) -> list[UsageTotal]:
+    """Calls and tokens per key, purpose and model; `since` is inclusive."""
+    params = {"key": key, "since": iso(since) if since else None}
+    cur = db.execute(_TOTALS, params)
+    names = [column[0] for column in cur.description]
+    rows = [dict(zip(names, values, strict=True)) for values in cur.fetchall()]
+    return [UsageTotal.of_row(row, datetime.fromisoformat) for row in rows]
+
+
+class SQLiteOperatorQueries:
+    """The operators' part of `SQLiteStore`."""
+
+    def __init__(self, db: GroupCommitWriter, path: str) -> None:
+        self.db = db
+        self.path = path
+
+    async def describe(self) -> str:
+        migrations = await self.db.read(applied_migrations)
+        sync = await self.synchronous()
+        return f"sqlite {self.path} ({len(migrations)} migrations, WAL, synchronous={sync})"
+
+    async def ping(self) -> bool:
+        async with self.db.reader.execute("SELECT 1") as cur:
+            return (await cur.fetchone()) is not None
+
+    async def synchronous(self) -> str:
+        return await self.db.exclusive(synchronous)
+
+    async def applied_migrations(self) -> list[str]:
+        return await self.db.read(applied_migrations)
+
+    async def summaries(self, episode_id: int) -> list[SummaryVersion]:
+        return await self.db.read(partial(summary_versions, episode_id=episode_id))
+
+    async def episodes(self, key: str) -> list[Episode]:
+        return await self.db.read(partial(episodes, key=key))
+
+    async def all_exchanges(self, key: str) -> list[Exchange]:
+        return await self.db.read(partial(all_exchanges, key=key))
+
+    async def sessions(self) -> list[SessionInfo]:
+        return await self.db.read(sessions)
+
+    async def export(self, key: str) -> dict[str, object]:
+        return await self.db.read(partial(export, key=key))
+
+    async def usage_totals(
+        self, key: str | None = None, since: datetime | None = None
+    ) -> list[UsageTotal]:
+        return await self.db.read(partial(usage_totals, key=key, since=since))

@@ -13,11 +13,29 @@ from datetime import UTC, datetime
 from functools import partial
 
 from memory.store.sqlite import recall_index as recall_index_tables
-from memory.store.sqlite import usage as usage_rows
 from memory.store.sqlite.connection import in_transaction
 
 Migration = Callable[[sqlite3.Connection], None]
 MIGRATIONS: list[tuple[str, Migration]] = []
+# Provider-reported usage of every chat call and fold, written with the exchange or the
+# summary version it paid for (`turns.insert_exchange`, `summaries.write_summary`);
+# rows hang off the session, so forget erases them with it.
+USAGE_TABLE = """
+    CREATE TABLE usage (
+        id INTEGER PRIMARY KEY,
+        session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        purpose TEXT NOT NULL,
+        model TEXT NOT NULL,
+        input_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens INTEGER NOT NULL DEFAULT 0,
+        cached_tokens INTEGER NOT NULL DEFAULT 0,
+        exchange_id INTEGER REFERENCES exchanges(id) ON DELETE CASCADE,
+        summary_id INTEGER REFERENCES summaries(id) ON DELETE CASCADE,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX usage_by_session ON usage(session_id, created_at);
+    CREATE INDEX usage_by_time ON usage(created_at)
+"""
 
 
 def migration(fn: Migration) -> Migration:
@@ -129,8 +147,8 @@ def debug_per_operator(db: sqlite3.Connection) -> None:
 
 @migration
 def usage(db: sqlite3.Connection) -> None:
-    """Provider-reported usage of each chat call and fold (`memory.store.sqlite.usage`)."""
-    _script(db, usage_rows.TABLE)
+    """Provider-reported usage of each chat call and fold (`USAGE_TABLE`)."""
+    _script(db, USAGE_TABLE)
 
 
 @migration
