@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from memory.accents import strip_marks
-from memory.fold.facts import extract_facts
+from memory.facts import extract_facts
 from memory.recall.words import FUNCTION_WORDS
 
 STEM_MAX = 7
