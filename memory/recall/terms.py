@@ -19,9 +19,9 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memory.accents import strip_marks
 from memory.facts import extract_facts
-from memory.recall.words import FUNCTION_WORDS
+from memory.text.accents import strip_marks
+from memory.text.stopwords import FUNCTION_WORDS
 
 STEM_MAX = 7
 MIN_WORD = 3  # shorter words carry no topic ("ip" and "ns" are kept: see _SHORT)

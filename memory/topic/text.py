@@ -11,7 +11,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 
-from memory.accents import strip_marks
+from memory.text.accents import strip_marks
 
 # A token starts with a letter, digit, `#`, `$` or `€`, may hold `_ - . / @` inside and ends
 # on anything but `_ - . /` (`order-731.` is `order-731`). Possessive, since the classes do

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory.recall.terms import HARD_WEIGHT, query_terms, stem, terms
-from memory.recall.words import FUNCTION_WORDS
+from memory.text.stopwords import FUNCTION_WORDS
 
 
 @pytest.mark.parametrize(

@@ -59,7 +59,7 @@ def test_strip_marks_equals_the_per_character_definition() -> None:
     characters `unicodedata.combining` flags (U+034F in the accent block is not one)."""
     import unicodedata
 
-    from memory.accents import strip_marks
+    from memory.text.accents import strip_marks
 
     every = "".join(map(chr, range(0x110000)))
     mixed = "e\u0301a\u034fn\u0303’€\u20d7x\u1ab0" * 3
