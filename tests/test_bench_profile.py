@@ -20,8 +20,8 @@ def frame(name: str, path: str, line: int = 1) -> str:
     ("path", "owner"),
     [
         ("memory/store/sqlite/recall_index.py", "recall"),
-        ("memory/store/sqlite/writes.py", "store"),
-        ("memory/fold/facts.py", "facts"),
+        ("memory/store/sqlite/turns.py", "store"),
+        ("memory/fold/guard.py", "fold"),
         ("memory/facts/extract.py", "facts"),
         ("memory/fold/extractive.py", "fold"),
         ("memory/topic/heuristic.py", "topic"),

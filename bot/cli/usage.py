@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from bot.ops.usage_view import build_report, cost_text
+from bot.conversation.usage_view import build_report, cost_text
 from config.settings import Settings
 from memory.store.open import open_store
 

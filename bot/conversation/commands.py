@@ -11,7 +11,7 @@ from typing import Protocol
 import structlog
 
 from bot.conversation.texts import t
-from bot.ops.usage_view import build_report, chat_lines
+from bot.conversation.usage_view import build_report, chat_lines
 from config.settings import Settings
 from memory.episodes import Episodes
 from memory.store import Store

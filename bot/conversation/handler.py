@@ -21,10 +21,10 @@ import structlog
 
 from bot.conversation import commands
 from bot.conversation.commands import GroupAdmins
+from bot.conversation.debug_view import render_debug
 from bot.conversation.inbound import Inbound
 from bot.conversation.serial import KeyedSerial
 from bot.conversation.texts import error_text, t
-from bot.ops.debug_view import render_debug
 from config.settings import Settings
 from memory.engine import MemoryEngine, Outcome, Prepared
 from memory.policy import Assembly, TooLarge

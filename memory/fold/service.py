@@ -19,7 +19,7 @@ from typing import Literal
 
 import structlog
 
-from memory.fold.facts import IDENTITY_KINDS, Fact, extract_facts
+from memory.facts import IDENTITY_KINDS, Fact, extract_facts
 from memory.fold.summarizer import Summarizer, fold_text
 from memory.store.summaries import NewSummary, SummaryStore
 from memory.tokens import Tokenizer

@@ -17,7 +17,7 @@ from datetime import timedelta
 from functools import lru_cache
 from typing import Literal
 
-from memory.fold.facts import extract_facts
+from memory.facts import extract_facts
 from memory.topic.context import TopicContext
 from memory.topic.cues import BACK_REFERENCES, CLOSURE, CONTRAST
 from memory.topic.text import phrase_hits, sentences, term_set, words

@@ -9,7 +9,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from bot.ops.prices import estimate_cost
+from bot.conversation.prices import estimate_cost
 from memory.store.usage import UsageTotal
 
 FORMAT = "ventana.usage/1"

@@ -3,7 +3,7 @@ exactly as the ungated original did; the expected facts were recorded with it.""
 
 import pytest
 
-from memory.fold.facts import _extract
+from memory.facts import facts_of
 
 CASES = [
     ("Pedido nº 48213 y caso 12-AB", [("id", "48213"), ("id", "12-AB")]),
@@ -28,4 +28,4 @@ CASES = [
 
 @pytest.mark.parametrize(("text", "expected"), CASES)
 def test_extract_matches_the_original(text: str, expected: list[tuple[str, str]]) -> None:
-    assert [(f.kind, f.value) for f in _extract.__wrapped__(text)] == expected
+    assert [(f.kind, f.value) for f in facts_of.__wrapped__(text)] == expected

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ipaddress
 
-from memory.fold.rules import _Rule, _rule
+from memory.facts.rules import _Rule, _rule
 
 
 def _words(text: str) -> frozenset[str]:

@@ -11,7 +11,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from memory.accents import strip_marks
+from memory.text.accents import strip_marks
 
 
 def _words(text: str) -> frozenset[str]:

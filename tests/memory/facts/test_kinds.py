@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from memory.fold.facts import PRIORITY, extract_facts
-from memory.fold.keyfacts import render_fact
-from memory.fold.labels import label_before
+from memory.facts import extract_facts
+from memory.facts.labels import label_before
+from memory.fold.keyfacts import PRIORITY, render_fact
 
 
 def found(text: str, kind: str) -> list[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol
 
-from memory.fold.facts import Fact, dedupe, extract_facts
+from memory.facts.extract import Fact, dedupe, extract_facts
 
 IDENTITY_CARRY_KINDS = (
     "name",

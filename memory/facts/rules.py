@@ -1,7 +1,7 @@
-"""The fact patterns `memory.fold.facts` runs: one `_Rule` per shape of hard fact.
+"""The fact patterns `memory.facts.extract` runs: one `_Rule` per shape of hard fact.
 
 The first rules (ids, dates, times, amounts, percentages, phones, emails, URLs,
-postcodes) come first; `memory.fold.kinds` adds the kinds users give about themselves and
+postcodes) come first; `memory.facts.kinds` adds the kinds users give about themselves and
 their systems (IBANs, account numbers, IPs, hosts, tracking numbers, addresses, plates,
 names and companies). Order breaks ties between overlapping matches of the same span.
 """

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from memory.fold.facts import PRIORITY, Fact, extract_facts, missing_facts
-from memory.fold.keyfacts import cap_key_facts, render_fact
+from memory.facts import Fact, extract_facts, missing_facts
+from memory.fold.keyfacts import PRIORITY, cap_key_facts, render_fact
 
 
 def values(text: str, kind: str | None = None) -> list[str]:
@@ -288,7 +288,7 @@ _FACT_PIECES = (
 def test_gates_never_skip_a_pattern_that_matches(text: str) -> None:
     """Each pattern's gate (and the digit check) is only a shortcut: a text the pattern
     matches in always passes it, so gated extraction finds exactly what the full scan did."""
-    from memory.fold.facts import _DIGIT, _DIGITLESS_KINDS, _PATTERNS
+    from memory.facts.extract import _DIGIT, _DIGITLESS_KINDS, _PATTERNS
 
     for rule in _PATTERNS:
         if rule.pattern.search(text):
@@ -304,7 +304,7 @@ def test_cached_value_patterns_answer_as_a_fresh_search(value: str, text: str) -
     """The compiled pattern kept per value finds what building it anew found."""
     import re
 
-    from memory.fold.facts import _is_word, _present
+    from memory.facts.extract import _is_word, _present
 
     chars = [c for c in value if not c.isspace()]
     body = r"\s*".join(re.escape(c) for c in chars)

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from bot.app import App
+from bot.conversation.debug_view import render_debug
 from bot.conversation.inbound import Inbound
-from bot.ops.debug_view import render_debug
 from config.settings import Settings
 from memory.policy import Assembly
 from memory.store.sqlite.store import SQLiteStore
-from tests.bot.ops.conftest import recording_model
+from tests.bot.ops.conftest import make_settings, recording_model
 from tests.memory import test_carry_over as carry
 from tests.support.fakes import ScriptedChatModel
 from tests.support.inbound import inbound as make_inbound
@@ -24,6 +24,11 @@ KEY, OPERATOR, STRANGER = "telegram:42", "telegram:42", "telegram:99"
 
 def inbound(text: str, n: int, *, key: str = KEY, user: str = OPERATOR) -> Inbound:
     return make_inbound(key, text, f"u{n}", user)
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return make_settings(tmp_path)
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ import sys
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from memory.fold.facts import _ODD_CASE, _PLAIN, Fact, _present, missing_facts
-from memory.fold.presence import _value_pattern
+from memory.facts.extract import _ODD_CASE, _PLAIN, Fact, _present, missing_facts
+from memory.facts.presence import _value_pattern
 
 # Plain and odd characters, case pairs that lower differently, and Unicode whitespace.
 _ALPHABET = "aAiIsSkK09#-./:@€ñÑéÉ«»_ \n\t\u00a0\u2009İıſKµμΜΣσςßẞ\u0307"

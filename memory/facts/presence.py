@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-from memory.fold.rules import _ODD_CASE, Fact
+from memory.facts.rules import _ODD_CASE, Fact
 
 
 def missing_facts(facts: Iterable[Fact], text: str) -> list[Fact]:

@@ -6,9 +6,9 @@ appended verbatim. Kinds and what they cover:
 - ``id``: ``#4821``, ``#A-5521``, ``order-731``, ``PED-310``, ``AB-12-CD``, the number
   after "ticket"/"factura"/"pedido"/"invoice"…
 - ``date``, ``time``, ``amount`` (with a currency), ``percent``, ``phone``, ``email``, ``url``,
-  ``postcode`` (`memory.fold.rules`);
+  ``postcode`` (`memory.facts.rules`);
 - ``iban``, ``account``, ``ip``, ``host``, ``tracking``, ``address``, ``plate``, ``name``,
-  ``company`` (`memory.fold.kinds`).
+  ``company`` (`memory.facts.kinds`).
 
 A fact carries a `label` (what the value is, when the words before it say so: "IP del
 servidor"); it takes no part in equality, so the same value found twice is one fact.
@@ -20,15 +20,13 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-from memory.fold.kinds import DIGITLESS_KINDS, KIND_RULES, plausible_kind
-from memory.fold.labels import label_before
-from memory.fold.presence import _PLAIN, _is_word, _present, missing_facts
-from memory.fold.rules import _ODD_CASE, BASE_RULES, Fact, FactKind, _lowered
+from memory.facts.kinds import DIGITLESS_KINDS, KIND_RULES, plausible_kind
+from memory.facts.labels import label_before
+from memory.facts.presence import _PLAIN, _is_word, _present, missing_facts
+from memory.facts.rules import _ODD_CASE, BASE_RULES, Fact, FactKind, _lowered
 
 __all__ = [
     "IDENTITY_KINDS",
-    "PINNED_BONUS",
-    "PRIORITY",
     "_ODD_CASE",
     "_PLAIN",
     "Fact",
@@ -37,39 +35,10 @@ __all__ = [
     "_present",
     "dedupe",
     "extract_facts",
+    "facts_of",
     "missing_facts",
 ]
 
-# How much a kind is worth keeping when the key-facts section must shrink. Higher stays
-# longer. Who the user is and the identifiers of their case (IBAN, account, the order,
-# their contact details) are what a user comes back for; then the systems involved (IP,
-# host), money, dates (usually commitments); URLs can be found again; percentages and
-# times are the most incidental (and repeated everywhere), so they go first.
-PRIORITY: dict[FactKind, int] = {
-    "name": 8,
-    "company": 8,
-    "iban": 8,
-    "account": 8,
-    "id": 7,
-    "email": 7,
-    "phone": 7,
-    "postcode": 7,
-    "address": 7,
-    "ip": 6,
-    "host": 6,
-    "tracking": 6,
-    "plate": 6,
-    "amount": 5,
-    "date": 4,
-    "url": 3,
-    "percent": 2,
-    "time": 1,
-}
-
-
-# Facts from the opening of an episode (the order number, the phone, the amount paid)
-# outrank everything else when the key-facts section must shrink.
-PINNED_BONUS = 100
 # Given once and true for the whole case (the rest are state that gets updated).
 IDENTITY_KINDS = frozenset(
     {
@@ -104,13 +73,15 @@ _PHONE_DIGITS = (8, 15)
 
 
 def extract_facts(text: str) -> list[Fact]:
-    """Hard facts of `text`, in order of appearance, without duplicates."""
-    return list(_extract(text))
+    """Hard facts of `text`, in order of appearance, without duplicates (a fresh list of
+    `facts_of`)."""
+    return list(facts_of(text))
 
 
 @lru_cache(maxsize=8192)
-def _extract(text: str) -> tuple[Fact, ...]:
-    """Cached: folds and the fact guard see the same summary and exchanges again and again."""
+def facts_of(text: str) -> tuple[Fact, ...]:
+    """The facts of `text`: the one place they are computed. Cached: folds and the fact
+    guard see the same summary and exchanges again and again."""
     spans = sorted(_candidates(text), key=lambda c: (c[0], -(c[1] - c[0]), c[3]))
     facts: list[Fact] = []
     end_of_last = -1
