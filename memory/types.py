@@ -110,6 +110,30 @@ class TurnState:
         return user in self.debug_users
 
 
+@dataclass(frozen=True, slots=True)
+class Arrival:
+    """A message as it arrives, before the inbox holds it: what the intake stores, and
+    the whole job of a dry run (debug mode stores nothing)."""
+
+    key: str
+    external_id: str
+    user: str
+    kind: str
+    text: str
+    received_at: datetime
+
+    @property
+    def session(self) -> SessionKey:
+        return SessionKey.parse(self.key)
+
+    def stored(self, entry_id: int) -> InboxEntry:
+        """The inbox entry this arrival became, under its row id."""
+        return InboxEntry(
+            entry_id, self.key, self.external_id, self.user, self.kind, self.text,
+            self.received_at,
+        )  # fmt: skip
+
+
 # "rejected": malformed input, acknowledged and kept (with its reason) only for dedupe
 InboxStatus = Literal["pending", "answered", "done", "rejected"]
 

@@ -16,9 +16,12 @@ from config.settings import Settings
 from memory.episodes import Episodes
 from memory.store import Store
 from memory.store.usage import UsageQueries
-from memory.types import InboxEntry, SessionKey
+from memory.types import Arrival, InboxEntry, SessionKey
 
 log = structlog.get_logger(__name__)
+
+# what a command is asked from: a stored inbox entry (a dry run never holds a command)
+Message = InboxEntry | Arrival
 FORGET_WAIT_S = 1.0  # how long /forget waits for a reader to let go before replying
 
 
@@ -44,7 +47,7 @@ class Context:
         return self.settings.language
 
 
-Command = Callable[[Context, InboxEntry, str], Awaitable[list[str]]]
+Command = Callable[[Context, Message, str], Awaitable[list[str]]]
 
 
 def is_command(text: str) -> bool:
@@ -57,7 +60,7 @@ def parse(text: str) -> tuple[str, str]:
     return head[1:].split("@", 1)[0].lower(), rest.strip().lower()
 
 
-async def run(handler: Context, entry: InboxEntry, text: str) -> list[str]:
+async def run(handler: Context, entry: Message, text: str) -> list[str]:
     name, arg = parse(text)
     command = _COMMANDS.get(name)
     if command is None:
@@ -70,26 +73,26 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-async def _start(h: Context, entry: InboxEntry, _arg: str) -> list[str]:
+async def _start(h: Context, entry: Message, _arg: str) -> list[str]:
     return [t(h.language, "start")]
 
 
-async def _help(h: Context, entry: InboxEntry, _arg: str) -> list[str]:
+async def _help(h: Context, entry: Message, _arg: str) -> list[str]:
     extra = t(h.language, "help_operator") if h.settings.is_operator(entry.user) else ""
     return [t(h.language, "help") + extra]
 
 
-async def _reset(h: Context, entry: InboxEntry, _arg: str) -> list[str]:
+async def _reset(h: Context, entry: Message, _arg: str) -> list[str]:
     await h.episodes.reset(entry.key)
     return [t(h.language, "reset")]
 
 
-async def _undo(h: Context, entry: InboxEntry, _arg: str) -> list[str]:
+async def _undo(h: Context, entry: Message, _arg: str) -> list[str]:
     reopened = await h.episodes.undo(entry.key)
     return [t(h.language, "undo_ok" if reopened else "undo_none")]
 
 
-async def _forget(h: Context, entry: InboxEntry, arg: str) -> list[str]:
+async def _forget(h: Context, entry: Message, arg: str) -> list[str]:
     if not await _may_erase(h, entry):
         log.info("forget_refused")
         return [t(h.language, "forget_not_admin")]
@@ -104,7 +107,7 @@ async def _forget(h: Context, entry: InboxEntry, arg: str) -> list[str]:
     return [t(h.language, "forget_done" if erased else "forget_pending")]
 
 
-async def _may_erase(h: Context, entry: InboxEntry) -> bool:
+async def _may_erase(h: Context, entry: Message) -> bool:
     """A shared group's conversation (one key for every member) is erased only by an
     operator or an administrator of the group; anyone may erase a conversation of their own."""
     key = entry.session
@@ -114,7 +117,7 @@ async def _may_erase(h: Context, entry: InboxEntry) -> bool:
     return admins is not None and await admins.is_admin(key, entry.user)
 
 
-async def _summary(h: Context, entry: InboxEntry, _arg: str) -> list[str]:
+async def _summary(h: Context, entry: Message, _arg: str) -> list[str]:
     state = await h.store.peek_state(entry.key, h.settings.window_exchanges)
     if state is None or (state.summary is None and not (state.window or state.pending)):
         return [t(h.language, "summary_empty")]
@@ -123,7 +126,7 @@ async def _summary(h: Context, entry: InboxEntry, _arg: str) -> list[str]:
     return [t(h.language, "summary", version=state.summary.version, text=state.summary.text)]
 
 
-async def _debug(h: Context, entry: InboxEntry, arg: str) -> list[str]:
+async def _debug(h: Context, entry: Message, arg: str) -> list[str]:
     if not h.settings.is_operator(entry.user):
         log.info("debug_refused")
         return [t(h.language, "not_operator")]
@@ -133,7 +136,7 @@ async def _debug(h: Context, entry: InboxEntry, arg: str) -> list[str]:
     return [t(h.language, "debug_on" if arg == "on" else "debug_off")]
 
 
-async def _usage(h: Context, entry: InboxEntry, arg: str) -> list[str]:
+async def _usage(h: Context, entry: Message, arg: str) -> list[str]:
     """Operators: provider-reported usage and cost of this chat (`/usage all`: every key)."""
     if not h.settings.is_operator(entry.user):
         log.info("usage_refused")

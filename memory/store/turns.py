@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from memory.types import Exchange, InboxEntry, TopicDecision, TurnState
+from memory.types import Arrival, Exchange, InboxEntry, TopicDecision, TurnState
 from providers.base import Usage
 
 
@@ -48,8 +48,8 @@ class Intake:
 
 
 class TurnStore(Protocol):
-    async def begin_turn(self, draft: InboxEntry, window: int) -> Intake:
-        """Make `draft` (a message not yet stored: id 0) durable in the inbox, unless its
+    async def begin_turn(self, arrival: Arrival, window: int) -> Intake:
+        """Make `arrival` durable in the inbox (an `InboxEntry` with its id), unless its
         key is in debug mode (a dry run stores nothing); a new key gets its session and
         first episode. A new entry comes back with the key's turn state as of this commit
         (`window` exchanges)."""

@@ -15,7 +15,7 @@ from memory.store.postgres import sql
 from memory.store.postgres.connection import PostgresDatabase
 from memory.store.postgres.rows import Row, inbox_row
 from memory.store.turns import Intake
-from memory.types import InboxEntry
+from memory.types import Arrival, InboxEntry
 
 if TYPE_CHECKING:
     from memory.store.postgres.locks import PostgresChatLocks, PostgresClaims
@@ -35,9 +35,9 @@ class PostgresInbox:
     async def inbox_add(
         self, key: str, external_id: str, user: str, kind: str, text: str, at: datetime
     ) -> InboxEntry | None:
-        draft = InboxEntry(0, key, external_id, user, kind, text, at)
-        (row,) = await self.db.all(sql.INTAKE, intake_params(draft, unless_debug=False))
-        return intake_of(row, draft, unless_debug=False).entry
+        arrival = Arrival(key, external_id, user, kind, text, at)
+        (row,) = await self.db.all(sql.INTAKE, intake_params(arrival, unless_debug=False))
+        return intake_of(row, arrival, unless_debug=False).entry
 
     async def inbox_reject(self, key: str, external_id: str, reason: str, at: datetime) -> bool:
         params = {"key": key, "external_id": external_id, "reason": reason, "at": at}
@@ -76,22 +76,22 @@ class PostgresInbox:
             return cur.rowcount
 
 
-def intake_params(draft: InboxEntry, *, unless_debug: bool) -> dict[str, object]:
+def intake_params(arrival: Arrival, *, unless_debug: bool) -> dict[str, object]:
     return {
-        "key": draft.key, "external_id": draft.external_id, "user": draft.user,
-        "kind": draft.kind, "text": draft.text, "at": draft.received_at,
+        "key": arrival.key, "external_id": arrival.external_id, "user": arrival.user,
+        "kind": arrival.kind, "text": arrival.text, "at": arrival.received_at,
         "unless_debug": unless_debug,
     }  # fmt: skip
 
 
-def intake_of(row: Row, draft: InboxEntry, *, unless_debug: bool) -> Intake:
-    """What `sql.INTAKE` did with `draft`: with `unless_debug` a key in debug mode stored
+def intake_of(row: Row, arrival: Arrival, *, unless_debug: bool) -> Intake:
+    """What `sql.INTAKE` did with `arrival`: with `unless_debug` a key in debug mode stored
     nothing."""
     if row["debug"] and unless_debug:
         return Intake(None, debug=True)
     if row["id"] is None:
         return Intake(None, debug=False)
-    return Intake(replace(draft, id=int(row["id"])))
+    return Intake(arrival.stored(int(row["id"])))
 
 
 def mark_params(

@@ -18,7 +18,7 @@ from memory.store.postgres.recall import indexed
 from memory.store.postgres.rows import Row, episode_row, exchange_row, summary_row
 from memory.store.states import IntakeStates
 from memory.store.turns import Intake, NewExchange
-from memory.types import Exchange, InboxEntry, TurnState
+from memory.types import Arrival, Exchange, TurnState
 
 STAMPS_KEPT = 10_000  # intake stamps awaiting their claim; past it the oldest go (bounded)
 
@@ -137,17 +137,17 @@ class PostgresTurns:
         self.states = states  # the states confirmed by a claim, for the key's turn
         self.stamps: dict[int, Stamped] = {}
 
-    async def begin_turn(self, draft: InboxEntry, window: int) -> Intake:
+    async def begin_turn(self, arrival: Arrival, window: int) -> Intake:
         """The intake (`sql.INTAKE`) and the state read after it, pipelined: one round
         trip. The state's stamp is kept for the claim, which says whether it still holds."""
         since = self.states.begin()
         async with self.db.connection() as conn:
             async with conn.pipeline():
-                cur = await conn.execute(sql.INTAKE, intake_params(draft, unless_debug=True))
-                state, stamp = await peek_stamped(conn, draft.key, window)
+                cur = await conn.execute(sql.INTAKE, intake_params(arrival, unless_debug=True))
+                state, stamp = await peek_stamped(conn, arrival.key, window)
             row = await cur.fetchone()
         assert row is not None
-        intake = intake_of(row, draft, unless_debug=True)
+        intake = intake_of(row, arrival, unless_debug=True)
         if intake.entry is None:
             return intake
         if stamp is not None and state is not None:

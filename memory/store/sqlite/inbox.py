@@ -15,7 +15,7 @@ from functools import partial
 from memory.store.inbox import Answered, DoneMarks
 from memory.store.sqlite.connection import GroupCommitWriter
 from memory.store.sqlite.rows import INBOX_COLS, columns, inbox_row, iso
-from memory.types import InboxEntry
+from memory.types import Arrival, InboxEntry
 
 _INBOX_SELECT = f"SELECT {columns(INBOX_COLS)} FROM inbox"
 _INBOX_INSERT = (
@@ -24,22 +24,15 @@ _INBOX_INSERT = (
 )
 
 
-def inbox_add(db: sqlite3.Connection, *, entry: InboxEntry) -> InboxEntry | None:
-    """The entry with its new id, or None when its external id is already in."""
-    at = iso(entry.received_at)
-    row = (entry.key, entry.external_id, entry.user, entry.kind, entry.text, at, at)
+def inbox_add(db: sqlite3.Connection, *, arrival: Arrival) -> InboxEntry | None:
+    """The arrival as an inbox entry with its new id, or None when its external id is
+    already in."""
+    at = iso(arrival.received_at)
+    row = (arrival.key, arrival.external_id, arrival.user, arrival.kind, arrival.text, at, at)
     cur = db.execute(_INBOX_INSERT, row)
     if cur.rowcount == 0 or cur.lastrowid is None:
         return None
-    return InboxEntry(
-        cur.lastrowid,
-        entry.key,
-        entry.external_id,
-        entry.user,
-        entry.kind,
-        entry.text,
-        entry.received_at,
-    )
+    return arrival.stored(cur.lastrowid)
 
 
 def inbox_mark(
@@ -87,8 +80,8 @@ class SQLiteInbox:
     async def inbox_add(
         self, key: str, external_id: str, user: str, kind: str, text: str, at: datetime
     ) -> InboxEntry | None:
-        entry = InboxEntry(0, key, external_id, user, kind, text, at)
-        return await self.db.atomic(partial(inbox_add, entry=entry))
+        arrival = Arrival(key, external_id, user, kind, text, at)
+        return await self.db.atomic(partial(inbox_add, arrival=arrival))
 
     async def inbox_reject(self, key: str, external_id: str, reason: str, at: datetime) -> bool:
         reject = partial(inbox_reject, key=key, external_id=external_id, reason=reason, at=at)

@@ -33,7 +33,7 @@ from memory.store.sqlite.rows import (
 )
 from memory.store.states import IntakeStates
 from memory.store.turns import Intake, NewExchange
-from memory.types import Episode, Exchange, InboxEntry, TopicDecision, TurnState
+from memory.types import Arrival, Episode, Exchange, TopicDecision, TurnState
 
 # Session, current episode, latest summary version and the newest reply of either kind
 # (two index seeks on exchanges_window, not a scan), in one statement.
@@ -181,15 +181,15 @@ def set_debug(db: sqlite3.Connection, *, key: str, on: bool, at: datetime, user:
     )
 
 
-def begin_turn(db: sqlite3.Connection, *, entry: InboxEntry, window: int) -> Intake:
+def begin_turn(db: sqlite3.Connection, *, arrival: Arrival, window: int) -> Intake:
     """Nothing when the sender has debug on for the key (debug is per operator); else the
     inbox entry and the key's state (built without reading for a new key, whose session
     and first episode are created here)."""
-    key, at = entry.key, entry.received_at
+    key, at = arrival.key, arrival.received_at
     session = one(db, "SELECT debug_users, current_episode_id FROM sessions WHERE key = ?", (key,))
-    if session is not None and entry.user in debug_users(session["debug_users"]):
+    if session is not None and arrival.user in debug_users(session["debug_users"]):
         return Intake(None, debug=True)
-    added = inbox_add(db, entry=entry)
+    added = inbox_add(db, arrival=arrival)
     if added is None:
         return Intake(None, debug=False)
     if session is None:  # a new chat: its first turn, and its state is known
@@ -278,11 +278,11 @@ class SQLiteTurns:
         self.states = states  # the state read with each intake, for the key's turn
         self.recall = recall  # a recorded signal exchange joins the key's held index
 
-    async def begin_turn(self, draft: InboxEntry, window: int) -> Intake:
+    async def begin_turn(self, arrival: Arrival, window: int) -> Intake:
         """The debug flag read, the insert and the state read are one round trip; the
         state is kept for the key's next `turn_state`."""
         since = self.states.begin()
-        intake = await self.db.atomic(partial(begin_turn, entry=draft, window=window))
+        intake = await self.db.atomic(partial(begin_turn, arrival=arrival, window=window))
         self.states.keep(since, window, intake.state)
         return intake
 

@@ -94,7 +94,7 @@ async def test_redelivery_while_the_done_mark_is_uncommitted_is_not_sent_again(
     )
     assert [row["status"] for row in rows] == ["answered"]  # the done mark is uncommitted
     # What a redelivery does once its intake finds the entry already in the inbox:
-    again = await app.handler._redelivered(inbound("console:m", "hola", ext="once"))
+    again = await app.handler.intake._redelivered(inbound("console:m", "hola", ext="once"))
     assert again is None
     app.store.db._lock.release()
     await app.handler.drain()
@@ -348,4 +348,29 @@ async def test_one_chat_cannot_queue_past_the_cap(make_app: MakeApp) -> None:
     assert sent.count(t("es", "slow_down", count=3)) == 2  # a new burst, told again
     gate.set()
     await app.handler.drain()
-    assert app.handler._slowed == set()  # nothing kept once the queue is empty
+    assert app.handler.intake.slowed == set()  # nothing kept once the queue is empty
+
+
+async def test_a_dry_run_is_its_own_job_delivered_without_an_inbox_entry(
+    make_app: MakeApp,
+) -> None:
+    """In debug mode the message is an `Arrival` job: the render reaches the outbox, no
+    inbox row exists for it, nothing is queued by id and no done mark is asked for."""
+    model = ScriptedChatModel()
+    app = await make_app(model, operators=("telegram:1",))
+    sent: list[str] = []
+    app.handler.register("telegram", _Collect(sent))
+    await app.handler.handle(inbound("telegram:1", "/debug on"))
+    marked: list[int] = []
+    delivered = app.store.inbox_delivered
+    app.store.inbox_delivered = lambda entry_id, at: marked.append(entry_id)  # type: ignore[method-assign]
+    try:
+        replies = await app.handler.handle(inbound("telegram:1", "hola", ext="dry-1"))
+    finally:
+        app.store.inbox_delivered = delivered  # type: ignore[method-assign]
+    assert replies
+    assert sent[-1] == replies[0]  # the debug render, delivered
+    assert not model.requests  # no model call
+    assert marked == []  # nothing to mark: it never entered the inbox
+    assert await app.store.inbox_get("telegram:1", "dry-1") is None
+    assert app.handler.intake.queued == set()

@@ -15,15 +15,15 @@ from memory.store.sqlite.store import SQLiteStore
 from memory.store.states import RECENT, IntakeStates
 from memory.store.summaries import NewSummary
 from memory.store.turns import NewExchange
-from memory.types import Episode, InboxEntry, TurnState
+from memory.types import Arrival, Episode, TurnState
 
 T0 = datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
 KEY = "telegram:77"
 
 
 async def _intake(store: Store, external_id: str, window: int = 6) -> TurnState:
-    draft = InboxEntry(0, KEY, external_id, "telegram:77", "text", "hola", T0)
-    intake = await store.begin_turn(draft, window)
+    arrival = Arrival(KEY, external_id, "telegram:77", "text", "hola", T0)
+    intake = await store.begin_turn(arrival, window)
     assert intake.state is not None
     return intake.state
 
@@ -37,8 +37,8 @@ async def test_the_intake_state_is_the_turn_state(store: Store) -> None:
     """Nothing written since the intake (the claim confirms it on a shared store): the
     turn's `turn_state` is the very state read with the intake, not a second read."""
     await _exchange(store, await store.turn_state(KEY, 6, T0), "antes")
-    draft = InboxEntry(0, KEY, "m1", "telegram:77", "text", "hola", T0)
-    intake = await store.begin_turn(draft, 6)
+    arrival = Arrival(KEY, "m1", "telegram:77", "text", "hola", T0)
+    intake = await store.begin_turn(arrival, 6)
     assert intake.entry is not None
     assert intake.state is not None
     async with store.claim_turn(intake.entry):

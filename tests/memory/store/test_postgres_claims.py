@@ -13,7 +13,7 @@ import pytest
 from memory.store.episodes import NewEpisode
 from memory.store.postgres.store import PostgresStore
 from memory.store.turns import Intake, NewExchange
-from memory.types import InboxEntry
+from memory.types import Arrival
 from tests.memory.store.test_postgres_workers import pair
 
 __all__ = ["pair"]  # the two-worker fixture
@@ -24,7 +24,7 @@ Change = Callable[[PostgresStore, str], Awaitable[object]]
 
 async def _begin(store: PostgresStore, key: str, external_id: str) -> Intake:
     intake = await store.begin_turn(
-        InboxEntry(0, key, external_id, "u", "text", f"hola {external_id}", T0), 3
+        Arrival(key, external_id, "u", "text", f"hola {external_id}", T0), 3
     )
     assert intake.entry is not None
     assert intake.state is not None

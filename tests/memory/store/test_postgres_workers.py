@@ -16,7 +16,7 @@ from memory.store.postgres.migrations import MIGRATIONS
 from memory.store.postgres.store import PostgresStore
 from memory.store.summaries import NewSummary
 from memory.store.turns import NewExchange
-from memory.types import InboxEntry
+from memory.types import Arrival, InboxEntry
 
 T0 = datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
 
@@ -191,10 +191,10 @@ async def test_debug_and_episodes_are_shared(pair: tuple[PostgresStore, Postgres
     run (and only the operator's); a reset on one is the other's current episode."""
     a, b = pair
     await a.set_debug("telegram:8", True, T0, "op")
-    dry = await b.begin_turn(InboxEntry(0, "telegram:8", "m1", "op", "text", "hola", T0), 3)
+    dry = await b.begin_turn(Arrival("telegram:8", "m1", "op", "text", "hola", T0), 3)
     assert dry.debug
     assert dry.entry is None
-    member = await b.begin_turn(InboxEntry(0, "telegram:8", "m2", "member", "text", "hola", T0), 3)
+    member = await b.begin_turn(Arrival("telegram:8", "m2", "member", "text", "hola", T0), 3)
     assert not member.debug
     assert member.entry is not None
     state = await a.turn_state("telegram:8", 3, T0)

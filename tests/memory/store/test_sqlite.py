@@ -16,7 +16,7 @@ import pytest
 from memory.store.sqlite.migrations import MIGRATIONS
 from memory.store.sqlite.store import SQLiteStore
 from memory.store.turns import NewExchange
-from memory.types import InboxEntry
+from memory.types import Arrival
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -370,11 +370,9 @@ async def test_forget_with_a_reader_holding_a_snapshot_claims_nothing_early(
     try:
         for i in range(5):
             await store.begin_turn(
-                InboxEntry(0, "whatsapp:1", f"m{i}", "whatsapp:1", "text", f"WIPE-ME-{i}", T0), 6
+                Arrival("whatsapp:1", f"m{i}", "whatsapp:1", "text", f"WIPE-ME-{i}", T0), 6
             )
-        await store.begin_turn(
-            InboxEntry(0, "whatsapp:2", "o0", "whatsapp:2", "text", "other", T0), 6
-        )
+        await store.begin_turn(Arrival("whatsapp:2", "o0", "whatsapp:2", "text", "other", T0), 6)
         reader = sqlite3.connect(path, isolation_level=None)
         reader.execute("BEGIN")
         reader.execute("SELECT COUNT(*) FROM inbox").fetchall()  # holds its snapshot
@@ -383,7 +381,7 @@ async def test_forget_with_a_reader_holding_a_snapshot_claims_nothing_early(
         assert not await store.erased(wait_s=0.2)
         assert b"WIPE-ME" in _files(path)
         await store.begin_turn(
-            InboxEntry(0, "whatsapp:2", "o1", "whatsapp:2", "text", "still fast", T0), 6
+            Arrival("whatsapp:2", "o1", "whatsapp:2", "text", "still fast", T0), 6
         )
         assert asyncio.get_running_loop().time() - started < 2.0  # not the 5 s busy timeout
         reader.execute("ROLLBACK")

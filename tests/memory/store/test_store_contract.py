@@ -11,7 +11,7 @@ from memory.store import Store
 from memory.store.episodes import NewEpisode
 from memory.store.summaries import NewSummary
 from memory.store.turns import NewExchange
-from memory.types import InboxEntry, TopicDecision
+from memory.types import Arrival, TopicDecision
 
 T0 = datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
 
@@ -209,19 +209,19 @@ async def test_intake_state_is_the_stored_state(store: Store) -> None:
     """The turn state `begin_turn` returns (built without reading for a new chat, read
     for a known one) is exactly what `peek_state` reads afterwards."""
     first = await store.begin_turn(
-        InboxEntry(0, "telegram:41", "m1", "telegram:41", "text", "hola", T0), 6
+        Arrival("telegram:41", "m1", "telegram:41", "text", "hola", T0), 6
     )
     assert first.entry is not None
     assert first.state == await store.peek_state("telegram:41", 6)
     await add(store, "telegram:41", 3)
     later = await store.begin_turn(
-        InboxEntry(0, "telegram:41", "m2", "telegram:41", "text", "otra", T0), 2
+        Arrival("telegram:41", "m2", "telegram:41", "text", "otra", T0), 2
     )
     assert later.state is not None
     assert len(later.state.window) == 2
     assert later.state == await store.peek_state("telegram:41", 2)
     again = await store.begin_turn(
-        InboxEntry(0, "telegram:41", "m2", "telegram:41", "text", "otra", T0), 2
+        Arrival("telegram:41", "m2", "telegram:41", "text", "otra", T0), 2
     )
     assert again.entry is None
     assert again.state is None
@@ -232,7 +232,7 @@ async def test_begin_turn_stores_nothing_for_a_key_in_debug_mode(store: Store) -
     `inbox_add` (a command) still stores its message."""
     await store.set_debug("telegram:42", True, T0, "telegram:42")
     dry = await store.begin_turn(
-        InboxEntry(0, "telegram:42", "m1", "telegram:42", "text", "hola", T0), 6
+        Arrival("telegram:42", "m1", "telegram:42", "text", "hola", T0), 6
     )
     assert (dry.entry, dry.debug) == (None, True)
     assert await store.inbox_get("telegram:42", "m1") is None
@@ -244,9 +244,7 @@ async def test_debug_is_per_operator_within_a_key(store: Store) -> None:
     as usual; the state names who has debug on; switching off removes only that one."""
     group = "telegram:-100"
     await store.set_debug(group, True, T0, "telegram:1")
-    member = await store.begin_turn(
-        InboxEntry(0, group, "m1", "telegram:43", "text", "hola", T0), 6
-    )
+    member = await store.begin_turn(Arrival(group, "m1", "telegram:43", "text", "hola", T0), 6)
     assert member.entry is not None
     assert not member.debug
     assert member.state is not None
@@ -257,7 +255,7 @@ async def test_debug_is_per_operator_within_a_key(store: Store) -> None:
     state = await store.peek_state(group, 6)
     assert state is not None
     assert state.debug_users == {"telegram:2"}
-    again = await store.begin_turn(InboxEntry(0, group, "m2", "telegram:1", "text", "otra", T0), 6)
+    again = await store.begin_turn(Arrival(group, "m2", "telegram:1", "text", "otra", T0), 6)
     assert again.entry is not None
 
 
