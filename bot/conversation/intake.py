@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import datetime
+from typing import Protocol
 
 import structlog
 
@@ -22,8 +23,8 @@ from bot.conversation.inbound import Inbound
 from bot.conversation.serial import KeyedSerial
 from bot.conversation.texts import t
 from config.settings import Settings
-from memory.store import Store
-from memory.store.turns import Intake
+from memory.store.inbox import DeliveryInbox
+from memory.store.turns import Intake, TurnStore
 from memory.types import Arrival, InboxEntry
 from providers.base import valid_text
 
@@ -32,11 +33,15 @@ log = structlog.get_logger(__name__)
 Replies = asyncio.Future[list[str]]
 
 
+class IntakeStore(TurnStore, DeliveryInbox, Protocol):
+    """What the intake writes: the turn's intake and the inbox's other entries."""
+
+
 class ChatIntake:
     def __init__(
         self,
         settings: Settings,
-        store: Store,
+        store: IntakeStore,
         window: int,
         serial: KeyedSerial,
         delivery: Delivery,

@@ -158,7 +158,7 @@ async def test_offset_advances_only_after_the_whole_batch_is_committed(tmp_path:
             committed_at_confirm.append({r[0] for r in rows})
 
     async with telegram_bot(db, fake=fake) as h:
-        h.app.handler.store = FlakyInbox(h.app.store, fail_on=2)  # type: ignore[assignment]
+        h.app.handler.intake.store = FlakyInbox(h.app.store, fail_on=2)  # type: ignore[assignment]
         fake.on_get_updates = check
         fake.push(first, second)
         await h.wait_replies(5, 2)
