@@ -4,9 +4,17 @@ uvicorn closes a connection only once it has been idle after a response
 (`timeout_keep_alive`); a client that connects and sends nothing, or dribbles its
 headers or body a byte at a time, is kept forever. `guarded_protocol` adds the missing
 deadlines to uvicorn's h11 protocol: the headers of each request within
-`header_timeout`, its body within `body_timeout`, and a cap on open connections (one
-over the cap is closed at once; uvicorn's `limit_concurrency` answers 503 at the cap).
-Closing a slow client is routine, so it is logged at debug.
+`header_timeout`, its body within `body_timeout`, and a cap on open connections.
+
+Idle connections cannot lock the endpoint out. A connection is *waiting* while no
+request of it is with the app: connected and silent, between requests, or still sending
+its headers. A new connection over the cap, or over its peer's share of it
+(`per_peer`), closes the oldest waiting connection (of that peer, for the share) rather
+than being refused, and a silent connection is closed after `keep_alive`; only requests
+the app is handling (a webhook body being read included) hold their place. So
+`/healthz` and a webhook call still get in under hundreds of idle sockets, and a
+connection is refused only when every place is a request in progress. Closing a slow or
+idle client is routine, so it is logged at debug.
 """
 
 from __future__ import annotations
@@ -40,6 +48,11 @@ class HttpLimits:
     keep_alive: float = 5.0
     max_connections: int = 256
 
+    @property
+    def per_peer(self) -> int:
+        """Connections one client address may hold before its own waiting ones go."""
+        return max(4, self.max_connections // 4)
+
     @classmethod
     def of(cls, settings: Settings) -> HttpLimits:
         return cls(
@@ -55,14 +68,32 @@ def guarded_protocol(limits: HttpLimits) -> type[H11Protocol]:
 
     class GuardedH11Protocol(H11Protocol):
         _deadline: asyncio.TimerHandle | None = None
+        _since = 0.0  # when it last started waiting (connected, or answered)
+        _heard = False  # a byte of the current request arrived
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
-            if len(self.connections) > limits.max_connections:
-                log.debug("http_connection_refused", open=len(self.connections) - 1)
+            self._since = self.loop.time()
+            peer = self.client[0] if self.client else None
+            others = self._others()  # open ones: an evicted socket may not be gone yet
+            mine = [c for c in others if c.client and c.client[0] == peer]
+            if peer is not None and len(mine) >= limits.per_peer:
+                # The peer's oldest waiting one goes; when all of its are requests in
+                # progress the new one still gets in, within the cap below.
+                evicted = self._evict(mine, "http_peer_share")
+                if evicted is not None:
+                    others.remove(evicted)
+            if len(others) >= limits.max_connections and not self._evict(others, "http_capacity"):
+                log.debug("http_connection_refused", open=len(others))
                 transport.close()
                 return
-            self._arm(limits.header_timeout)
+            self._arm(min(limits.keep_alive, limits.header_timeout))  # silent: idle
+
+        def data_received(self, data: bytes) -> None:
+            if not self._heard and self._waiting():
+                self._heard = True  # the request's headers are coming
+                self._arm(limits.header_timeout)
+            super().data_received(data)
 
         def handle_events(self) -> None:
             cycle = self.cycle
@@ -76,8 +107,32 @@ def guarded_protocol(limits: HttpLimits) -> type[H11Protocol]:
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
+            self._since, self._heard = self.loop.time(), False
             if not self.transport.is_closing():
-                self._arm(limits.header_timeout)  # the next request's headers, if any
+                self._arm(min(limits.keep_alive, limits.header_timeout))  # next request?
+
+        def _waiting(self) -> bool:
+            """No request of this connection is with the app."""
+            return self.cycle is None or self.cycle.response_complete
+
+        def _others(self) -> list[GuardedH11Protocol]:
+            return [
+                c
+                for c in self.connections
+                if c is not self
+                and isinstance(c, GuardedH11Protocol)
+                and not c.transport.is_closing()
+            ]
+
+        def _evict(self, among: list[GuardedH11Protocol], why: str) -> GuardedH11Protocol | None:
+            """Close the oldest waiting connection of `among` (None when none waits)."""
+            waiting = [c for c in among if c._waiting()]
+            if not waiting:
+                return None
+            oldest = min(waiting, key=lambda c: c._since)
+            log.debug("http_idle_evicted", why=why)
+            oldest.transport.close()
+            return oldest
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
@@ -114,7 +169,7 @@ def server_config(http: Starlette, settings: Settings) -> uvicorn.Config:
         lifespan="off",
         access_log=False,
         timeout_keep_alive=limits.keep_alive,  # type: ignore[arg-type]  # a float works
-        limit_concurrency=limits.max_connections,
+        limit_concurrency=None,  # the protocol caps connections, evicting idle ones first
         h11_max_incomplete_event_size=MAX_HEADER_BYTES,
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
     )

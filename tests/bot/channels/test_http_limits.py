@@ -146,18 +146,79 @@ async def test_a_client_leaving_mid_body_is_logged_at_debug_only(server: Server)
     assert [e["log_level"] for e in debug] == ["debug"]
 
 
-@pytest.mark.parametrize(
-    "server", [{"http_max_connections": 3, "http_header_timeout_seconds": 5.0}], indirect=True
-)
-async def test_connections_over_the_cap_are_closed_at_once(server: Server) -> None:
-    """With a cap of 3, a fourth connection is closed at once; the first three stay open."""
+CAP = {
+    "http_max_connections": 3,
+    "http_header_timeout_seconds": 5.0,
+    "http_keepalive_seconds": 5.0,
+}
+BUSY = {**CAP, "http_body_timeout_seconds": 5.0}
+
+
+async def still_open(reader: asyncio.StreamReader) -> bool:
+    """No EOF within a moment: the server kept the connection."""
+    try:
+        return bool(await asyncio.wait_for(reader.read(1), 0.2))
+    except TimeoutError:
+        return True
+    except ConnectionResetError:
+        return False
+
+
+@pytest.mark.parametrize("server", [CAP], indirect=True)
+async def test_a_new_connection_over_the_cap_closes_the_oldest_idle_one(server: Server) -> None:
+    """With a cap of 3 and three idle clients, a fourth gets in: the oldest idle one goes."""
+    held = []
+    for _ in range(3):
+        held.append(await server.connect())
+        await asyncio.sleep(0.02)  # each one older than the next
+    reader, writer = await server.connect()
+    assert await closed_within(held[0][0], 1) < 0.5  # the oldest idle one
+    assert await still_open(reader)
+    assert [await still_open(r) for r, _ in held[1:]] == [True, True]
+    assert "http_idle_evicted" in server.events()
+    for _, w in [*held, (reader, writer)]:
+        w.close()
+    await asyncio.sleep(0.1)  # the server sees them go before the health check
+
+
+@pytest.mark.parametrize("server", [BUSY], indirect=True)
+async def test_requests_in_progress_hold_their_place_over_the_cap(server: Server) -> None:
+    """Three webhook bodies being read fill the cap of 3: a fourth connection is closed at
+    once, and none of the three requests in progress is dropped for it."""
     held = [await server.connect() for _ in range(3)]
-    await asyncio.sleep(0.05)
+    for _, w in held:
+        w.write(HEAD + b"Content-Length: 1000\r\n\r\n" + b"0123456789")
+        await w.drain()
+    await asyncio.sleep(0.1)  # their headers are in: the app reads their bodies
     reader, writer = await server.connect()
     assert await closed_within(reader, 1) < 0.5
-    for r, w in held:
-        assert not r.at_eof()
+    assert [await still_open(r) for r, _ in held] == [True, True, True]
+    for _, w in held:
         w.close()
         await w.wait_closed()
     writer.close()
-    await asyncio.sleep(0.1)  # the server sees the three go before the health check
+    await asyncio.sleep(0.1)
+
+
+SLOW = {"http_header_timeout_seconds": 30.0, "http_keepalive_seconds": 30.0}
+
+
+@pytest.mark.parametrize("server", [SLOW], indirect=True)
+async def test_hundreds_of_idle_sockets_do_not_lock_out_health_or_webhooks(
+    server: Server,
+) -> None:
+    """255 silent sockets from one address (the default cap is 256): /healthz answers 200
+    and a webhook call is answered, at once; the address keeps at most its share."""
+    idle = [await server.connect() for _ in range(255)]
+    url = f"http://127.0.0.1:{server.port}"
+    async with httpx.AsyncClient(trust_env=False, timeout=2) as client:
+        health = await client.get(f"{url}/healthz")
+        hook = await client.post(f"{url}/whatsapp/webhook", content=b"{}")
+    assert health.status_code == 200
+    assert hook.status_code != 503  # answered by the route (an unsigned body: refused)
+    still = await asyncio.gather(*(still_open(r) for r, _ in idle))
+    assert 0 < sum(still) <= 64  # the address's share of the default 256, the newest
+    assert all(still[-32:])
+    for _, w in idle:
+        w.close()
+    await asyncio.sleep(0.2)
