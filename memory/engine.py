@@ -1,5 +1,9 @@
 """One turn of the memory engine: topic check, assembly within budget, the model call,
 the noise filter and the stored exchange. Channel-agnostic; no user-facing wording.
+
+Resets are soft (`memory.soft_reset`): before the topic check, a message that continues
+the case a recent automatic reset closed reverts that reset; while the previous case is
+in play, its facts ride in their own block and recall searches its exchanges too.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from memory.recall.block import Costs, render
 from memory.recall.port import RecallIndex, RecallQuery
 from memory.recall.rank import Hit
 from memory.recall.terms import query_terms
+from memory.soft_reset.block import CASE_TOKENS, InPlay, case_block, in_play
+from memory.soft_reset.revert import REVERT_WITHIN, RevertCheck, decide_revert
 from memory.store.conversation import ConversationStore, NewExchange
 from memory.tokens import Tokenizer, UsageCalibration
 from memory.types import Exchange, TopicDecision, TurnState
@@ -67,6 +73,7 @@ class Prepared:
     dry_run: bool = False
     would_fold: int = 0  # dry run only: exchanges a real turn would fold first
     recall: tuple[Hit, ...] = ()  # every hit found, best first (the plan shows what fits)
+    soft: InPlay | None = None  # why the previous case rides along (None: it does not)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,30 +149,77 @@ class MemoryEngine:
             state = await self._state(key, now, bool(dry_run))
         if dry_run is None:
             dry_run = state.debug if user is None else state.debug_for(user)
-        decision = await self.topic(state, message, now)
+        reverted = await self._revert(state, message, dry_run, now)
+        if reverted is not None:
+            state, decision = reverted
+        else:
+            decision = await self.topic(state, message, now)
         if decision.reset:
             if dry_run:
-                carry = await self.episodes.carry_for(state)
-                episode = replace(state.episode, carry_over=carry)
+                carry, case = await self.episodes.carried_over(state)
+                episode = replace(state.episode, carry_over=carry, previous=case)
                 state = replace(state, summary=None, window=(), pending=(), episode=episode)
             else:
                 state = await self.episodes.reset_automatically(
                     state, decision.reason, decision.signals, window=self.config.window, at=now
                 )
-        hits = await self._recall(state, message)
-        plan, folds, would = await self._fit(key, state, message, dry_run, hits)
-        return Prepared(key, message, state, decision, plan, folds, dry_run, would, hits)
+        soft = self._in_play(state, message)
+        hits = await self._recall(state, message, soft)
+        plan, folds, would = await self._fit(key, state, message, dry_run, hits, soft)
+        return Prepared(key, message, state, decision, plan, folds, dry_run, would, hits, soft)
 
-    async def _recall(self, state: TurnState, message: str) -> tuple[Hit, ...]:
+    async def _revert(
+        self, state: TurnState, message: str, dry_run: bool, now: datetime
+    ) -> tuple[TurnState, TopicDecision] | None:
+        """When `message` continues the case a recent automatic reset closed: that reset
+        undone (in a dry run, only read as it would be), the state then and the turn's
+        decision (`reset_reverted`, with why); no topic check follows for this message."""
+        episode = state.episode
+        check = RevertCheck(
+            message, episode.previous, episode.opened_by, _exchanges(state), since_reset(state)
+        )
+        revert = decide_revert(check)
+        if revert is None:
+            return None
+        window = self.config.window
+        if dry_run:
+            after = await self.episodes.peek_reverted(state, window=window)
+        else:
+            after = await self.episodes.revert(state, window=window, at=now)
+        if after is None:
+            return None
+        signals = revert.signals() | {"reverted_episode": episode.id}
+        return after, TopicDecision("continue", "reset_reverted", signals)
+
+    def _in_play(self, state: TurnState, message: str) -> InPlay | None:
+        """Why the previous case rides with this message (`memory.soft_reset.block`);
+        never with `reset_carry="none"`."""
+        if self.config.reset_carry != "identity":
+            return None
+        return in_play(state.episode.previous, message, _exchanges(state), since_reset(state))
+
+    async def _recall(
+        self, state: TurnState, message: str, soft: InPlay | None = None
+    ) -> tuple[Hit, ...]:
         """The episode's older exchanges (neither pending nor in the window) the message
-        is about, best first; nothing when recall is off or nothing is older."""
+        is about, best first, and while the previous case is in play (`soft`) the closed
+        episode's ones, ranked first; nothing when recall is off or nothing is older."""
         recent = state.pending or state.window
-        if self.recall is None or self.config.recall_tokens <= 0 or not recent:
+        previous = state.episode.previous if soft else None
+        if self.recall is None or self.config.recall_tokens <= 0 or not (recent or previous):
             return ()
         query = query_terms(message)
         if not query:
             return ()
-        search = RecallQuery(state.session_id, state.episode.id, query, recent[0].id, RECALL_LIMIT)
+        before = recent[0].id if recent else 0  # 0: nothing of the current episode
+        search = RecallQuery(
+            state.session_id,
+            state.episode.id,
+            query,
+            before,
+            RECALL_LIMIT,
+            previous.episode_id if previous else None,
+        )
         found = await self.recall.recall(search)
         return tuple(found)
 
@@ -177,16 +231,22 @@ class MemoryEngine:
         return await self.store.turn_state(key, self.config.window, now)
 
     async def _fit(
-        self, key: str, state: TurnState, message: str, dry_run: bool, hits: tuple[Hit, ...]
+        self,
+        key: str,
+        state: TurnState,
+        message: str,
+        dry_run: bool,
+        hits: tuple[Hit, ...],
+        soft: InPlay | None = None,
     ) -> tuple[Assembly | TooLarge, int, int]:
         folds = 0
         until = time.monotonic() + self.config.sync_fold_seconds
         while True:
-            plan = self._plan(state, message, hits)
+            plan = self._plan(state, message, hits, soft)
             if not isinstance(plan, FoldFirst):
                 return plan, folds, 0
             if dry_run:
-                return self._assemble(state, message, hits), 0, len(plan.exchanges)
+                return self._assemble(state, message, hits, soft), 0, len(plan.exchanges)
             if folds >= MAX_SYNC_FOLDS or not await self._sync_fold(key, plan.keep_window, until):
                 log.warning("over_budget_fold_failed", key=key, over_by=plan.over_by)
                 budget = self.config.context_tokens
@@ -208,16 +268,29 @@ class MemoryEngine:
             log.warning("sync_fold_timeout", key=key, seconds=self.config.sync_fold_seconds)
             return False
 
-    def _parts(self, state: TurnState, message: str) -> Parts:
-        carry = carry_over_block(state.episode.carry_over, self.config.language)
+    def _parts(self, state: TurnState, message: str, soft: InPlay | None = None) -> Parts:
+        """The request's parts; the carry-over is the identity block and, while the
+        previous case is in play, its facts' block (within `CASE_TOKENS`, less on a small
+        budget)."""
+        language = self.config.language
+        carry = carry_over_block(state.episode.carry_over, language)
+        previous = state.episode.previous
+        if soft is not None and previous is not None:
+            cap = min(CASE_TOKENS, self.config.context_tokens // 10)
+            case = case_block(previous, language, self.count, cap)
+            carry = "\n\n".join(block for block in (carry, case) if block)
         prompt = self.config.system_prompt
         return Parts(prompt, state.summary, state.pending, state.window, message, carry)
 
     def _plan(
-        self, state: TurnState, message: str, hits: tuple[Hit, ...] = ()
+        self,
+        state: TurnState,
+        message: str,
+        hits: tuple[Hit, ...] = (),
+        soft: InPlay | None = None,
     ) -> Assembly | FoldFirst | TooLarge:
-        return plan_request(
-            self._parts(state, message),
+        plan = plan_request(
+            self._parts(state, message, soft),
             count=self.count,
             budget=self.config.context_tokens,
             summary_cap=self.config.summary_tokens,
@@ -226,11 +299,16 @@ class MemoryEngine:
             recall_tokens=self.config.recall_tokens,
             recall_count=self.recall_costs,
         )
+        if isinstance(plan, TooLarge) and soft is not None:  # the previous case goes first
+            return self._plan(state, message, hits)
+        return plan
 
-    def _assemble(self, state: TurnState, message: str, hits: tuple[Hit, ...]) -> Assembly:
+    def _assemble(
+        self, state: TurnState, message: str, hits: tuple[Hit, ...], soft: InPlay | None = None
+    ) -> Assembly:
         language = self.config.language
         return assemble(
-            self._parts(state, message),
+            self._parts(state, message, soft),
             count=self.count,
             budget=self.config.context_tokens,
             language=language,
@@ -275,7 +353,7 @@ class MemoryEngine:
         keep = max(0, len(prepared.state.window) // 2)
         await self._sync_fold(prepared.key, keep, time.monotonic() + self.config.sync_fold_seconds)
         state = await self.store.turn_state(prepared.key, keep, self.clock())
-        plan = self._plan(state, prepared.message, prepared.recall)
+        plan = self._plan(state, prepared.message, prepared.recall, prepared.soft)
         return plan if isinstance(plan, Assembly) else None
 
     def _classify(
@@ -334,6 +412,17 @@ def answered_by(spec: str, reported: str) -> str:
     if not configured or reported.startswith(f"{provider}:"):  # offline, scripted models
         return reported or spec
     return f"{provider}:{reported or configured}"
+
+
+def since_reset(state: TurnState) -> int:
+    """The messages of the state's episode so far, as far as a soft reset cares: its
+    signal exchanges, or more than any revert window once it has folded some."""
+    held = len(state.pending) + len(state.window)
+    return held if state.summary is None else held + REVERT_WITHIN + 1
+
+
+def _exchanges(state: TurnState) -> tuple[Exchange, ...]:
+    return (*state.pending, *state.window)
 
 
 def _recall_of(store: ConversationStore) -> RecallIndex | None:

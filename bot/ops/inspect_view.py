@@ -18,15 +18,24 @@ from rich.text import Text
 
 from config.settings import Settings
 from memory.carry_over import carry_over_block
+from memory.engine import since_reset
 from memory.policy import Parts, assemble
+from memory.soft_reset.block import CASE_TOKENS, case_block, in_play
 from memory.store.postgres.store import PostgresStore
 from memory.store.sqlite.store import SQLiteStore
 from memory.tokens import Tokenizer
-from memory.types import Exchange
+from memory.types import Exchange, TurnState
 
 FORMAT = 1
 CLIP = 90
-JSON_COLUMNS = ("topic", "reset_signals", "replies", "dropped_facts", "carry_over")
+JSON_COLUMNS = (
+    "topic",
+    "reset_signals",
+    "replies",
+    "dropped_facts",
+    "carry_over",
+    "previous_case",
+)
 
 
 def decode_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -62,8 +71,10 @@ async def collect(
         return None
     exchanges = data["exchanges"]
     carry = carry_over_block(state.episode.carry_over, settings.language)
+    previous = _previous_case(state, settings, tokenizer)
+    blocks = "\n\n".join(b for b in (carry, previous["block"] if previous else "") if b)
     request = Parts(
-        settings.resolved_system_prompt(), state.summary, state.pending, state.window, "", carry
+        settings.resolved_system_prompt(), state.summary, state.pending, state.window, "", blocks
     )
     plan = assemble(
         request, count=tokenizer.count, budget=settings.context_tokens, language=settings.language
@@ -92,9 +103,11 @@ async def collect(
             "summary": state.summary.text if state.summary else None,
             "carry_over": [list(pair) for pair in state.episode.carry_over],
             "carry_over_block": carry or None,
+            "previous_case": previous,
             "pending": [_exchange(x) for x in state.pending],
             "window": [_exchange(x) for x in state.window],
         },
+        "resets_reverted": [_reverted(x) for x in exchanges if _reverted(x)],
         "noise": [_noise(x) for x in exchanges if not x["signal"]],
         "recall_index": {"exchanges": indexed, "bytes_all_keys": index_bytes},
         "tokens": {
@@ -106,6 +119,48 @@ async def collect(
             "max_prompt_tokens": max(sent, default=0),
             "reply_tokens_total": sum(int(x["reply_tokens"]) for x in exchanges),
         },
+    }
+
+
+def _previous_case(
+    state: TurnState, settings: Settings, tokenizer: Tokenizer
+) -> dict[str, Any] | None:
+    """The case the automatic reset that opened the current episode closed: its facts,
+    whether it rides in the next request even before any message (`in_play`: the reset
+    is recent, or the window names one of its facts) and that block."""
+    case = state.episode.previous
+    if case is None:
+        return None
+    exchanges = (*state.pending, *state.window)
+    soft = in_play(case, "", exchanges, since_reset(state))
+    if settings.reset_carry != "identity":
+        soft = None
+    cap = min(CASE_TOKENS, settings.context_tokens // 10)
+    block = case_block(case, settings.language, tokenizer.count, cap) if soft else ""
+    return {
+        "episode": case.episode_id,
+        "facts": [list(pair) for pair in case.facts],
+        "terms": len(case.terms),
+        "question": case.question or None,
+        "in_play": soft,
+        "block": block or None,
+    }
+
+
+def _reverted(row: dict[str, Any]) -> dict[str, Any] | None:
+    """An exchange whose message took an automatic reset back, with why; else None."""
+    topic = row.get("topic")
+    if not isinstance(topic, dict) or topic.get("reason") != "reset_reverted":
+        return None
+    signals = topic.get("signals") or {}
+    return {
+        "exchange": row["id"],
+        "episode": row["episode_id"],
+        "created_at": row["created_at"],
+        "reason": signals.get("reset_revert_reason"),
+        "shared": signals.get("reset_revert_shared") or [],
+        "reverted_episode": signals.get("reverted_episode"),
+        "user": row["user_text"],
     }
 
 
@@ -123,6 +178,9 @@ def _episode(
         "reason": reason or None,
         "signals": row.get("reset_signals"),
         "carry_over": row.get("carry_over") or [],
+        "previous_case": row.get("previous_case"),
+        "reopened_at": row.get("reopened_at"),
+        "resets_reverted": sum(1 for x in own if _reverted(x)),
         "exchanges": len(own),
         "noise": sum(1 for x in own if not x["signal"]),
         "summaries": [_summary(s) for s in summaries if s["episode_id"] == row["id"]],
@@ -195,6 +253,12 @@ def render(data: dict[str, Any], console: Console) -> None:
         spent = data["tokens"]["next_request_without_message"]["carry_over"]
         title = f"carried over by the reset · {spent} tokens"
         console.print(Panel.fit(Text(cur["carry_over_block"]), title=title))
+    previous = cur["previous_case"]
+    if previous and previous["block"]:
+        title = f"previous case (episode {previous['episode']}) · in play: {previous['in_play']}"
+        console.print(Panel.fit(Text(previous["block"]), title=title))
+    if data["resets_reverted"]:
+        console.print(_reverted_table(data["resets_reverted"]))
     if data["noise"]:
         console.print(_noise_table(data["noise"]))
     console.print(_tokens_table(data["tokens"]))
@@ -213,6 +277,16 @@ def _episodes_table(episodes: list[dict[str, Any]]) -> Table:
         row(out, str(e["id"]), e["began"], e["reason"] or "", e["started_at"][:19],
             (e["closed_at"] or "open")[:19], str(e["exchanges"]), str(e["noise"]),
             signals)  # fmt: skip
+    return out
+
+
+def _reverted_table(rows: list[dict[str, Any]]) -> Table:
+    out = table(f"resets reverted ({len(rows)})", "exchange", "episode", "reason", "shared",
+                "undone episode", "user")  # fmt: skip
+    for x in rows:
+        row(out, f"#{x['exchange']}", str(x["episode"]), str(x["reason"]),
+            clip(", ".join(map(str, x["shared"])), 40), str(x["reverted_episode"]),
+            clip(x["user"], 50))  # fmt: skip
     return out
 
 

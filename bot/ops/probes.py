@@ -14,6 +14,7 @@ from typing import Any
 from bot.app import App
 from memory.policy import Assembly
 from memory.tokens import count_messages
+from memory.types import TopicDecision
 from providers.base import Message
 
 
@@ -33,6 +34,7 @@ class Probed:
     recall_tokens: int
     system: str
     messages: list[dict[str, Any]]
+    revert_reason: str | None = None  # the probe would revert the latest automatic reset
 
 
 async def dry_run(
@@ -44,9 +46,12 @@ async def dry_run(
     full = count_messages(app.tokenizer, system_prompt, [*history, Message("user", text)])
     episodes = len(await app.store.episodes(key))
     reason = decision.reason if decision.reset else None
+    reverted = revert_reason(decision)
     if not isinstance(plan, Assembly):  # too large: no request would be sent
         messages = [{"role": "user", "content": text}]
-        return Probed(episodes, 0, full, 0, 0, 0, decision.reset, reason, 0, 0, "", messages)
+        return Probed(
+            episodes, 0, full, 0, 0, 0, decision.reset, reason, 0, 0, "", messages, reverted
+        )
     return Probed(
         episodes,
         count_messages(app.tokenizer, plan.system, plan.messages),
@@ -60,4 +65,13 @@ async def dry_run(
         plan.tokens.get("recall", 0),
         plan.system,
         [{"role": m.role, "content": m.content} for m in plan.messages],
+        reverted,
     )
+
+
+def revert_reason(decision: TopicDecision) -> str | None:
+    """Why a turn's message reverted the latest automatic reset (`shared_facts`, …), or
+    None when it did not."""
+    if decision.reason != "reset_reverted":
+        return None
+    return str(decision.signals.get("reset_revert_reason", "")) or None

@@ -29,7 +29,7 @@ from typing import Any
 
 from bot.app import App, build_models
 from bot.conversation.inbound import Inbound
-from bot.ops.probes import dry_run
+from bot.ops.probes import dry_run, revert_reason
 from config.settings import Settings
 from memory.engine import Outcome, Prepared
 from memory.policy import Assembly, memory_block
@@ -74,6 +74,10 @@ class TurnReport:
     recall_exchanges: int = 0
     recall_tokens: int = 0
     probe: bool = False
+    # This turn's message continued the case a recent automatic reset closed: that reset
+    # was undone (it does not stand), and why (`memory.soft_reset.revert`).
+    reset_reverted: bool = False
+    reset_revert_reason: str | None = None
 
 
 @dataclass(slots=True)
@@ -90,6 +94,7 @@ class Report:
         real = [t for t in self.turns if not t.probe]
         prompt = sum(t.prompt_tokens for t in real)
         full = sum(t.full_history_tokens for t in real)
+        reverted = sum(1 for t in real if t.reset_reverted)
         return {
             "turns": len(real),
             "prompt_tokens": prompt,
@@ -98,7 +103,8 @@ class Report:
             "fold_calls": sum(t.fold_calls for t in real),
             "fold_input_tokens": self.fold_input_tokens,
             "fold_output_tokens": self.fold_output_tokens,
-            "resets": sum(1 for t in real if t.reset),
+            "resets": sum(1 for t in real if t.reset) - reverted,  # the ones that stand
+            "resets_reverted": reverted,
             "recall_tokens": sum(t.recall_tokens for t in real),
         }
 
@@ -295,6 +301,7 @@ class _Run:
         window, pending, summary = await self._shape(key)
         reset = bool(before) and after[-1].id > before[-1].id
         outcome = self.seen[1] if self.seen else None
+        reverted = _reverted(self.seen[0] if self.seen else None)
         self.report.turns.append(
             TurnReport(
                 turn.session, number, len(after),
@@ -303,6 +310,7 @@ class _Run:
                 (after[-1].opened_by or "").removeprefix("auto:") if reset else None,
                 bool(requests), outcome.noise_reason if outcome else None,
                 *_recall_of(outcome.assembly if outcome else None),
+                reset_reverted=reverted is not None, reset_revert_reason=reverted,
             )
         )  # fmt: skip
         self.report.contexts.append(_context(turn, number, requests))
@@ -320,6 +328,8 @@ class _Run:
                 turn.session, number, got.episodes, got.prompt_tokens, got.full_history_tokens,
                 got.window, got.pending, got.summary_tokens, 0, got.reset, got.reset_reason,
                 False, None, got.recall_exchanges, got.recall_tokens, probe=True,
+                reset_reverted=got.revert_reason is not None,
+                reset_revert_reason=got.revert_reason,
             )
         )  # fmt: skip
         self.report.contexts.append(
@@ -340,6 +350,11 @@ class _Run:
         summary = state.summary
         memo = memory_block(summary, settings.language) if summary and summary.text else ""
         return len(state.window), len(state.pending), self.app.tokenizer.count(memo)
+
+
+def _reverted(prepared: Prepared | None) -> str | None:
+    """Why the turn reverted the latest automatic reset, or None when it did not."""
+    return revert_reason(prepared.decision) if prepared is not None else None
 
 
 def _recall_of(assembly: Assembly | None) -> tuple[int, int]:

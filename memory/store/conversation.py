@@ -10,20 +10,30 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from memory.types import Episode, Exchange, InboxEntry, SummaryVersion, TopicDecision, TurnState
+from memory.types import (
+    Episode,
+    Exchange,
+    InboxEntry,
+    PreviousCase,
+    SummaryVersion,
+    TopicDecision,
+    TurnState,
+)
 from providers.base import Usage
 
 
 @dataclass(frozen=True, slots=True)
 class NewEpisode:
     """A reset of a session: close its current episode (its summaries stay as its
-    record) and open one that holds `carry_over`, (kind, value) identity facts."""
+    record) and open one that holds `carry_over`, (kind, value) identity facts, and
+    `previous`, the closed case (an automatic reset's: `memory.soft_reset`)."""
 
     session_id: int
     opened_by: str  # "manual", or "auto:<reason>"
     at: datetime
     signals: dict[str, object] | None = None
     carry_over: tuple[tuple[str, str], ...] = ()
+    previous: PreviousCase | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,8 +145,8 @@ class ConversationStore(Protocol):
 
     # episodes (through `memory.episodes.Episodes`)
     async def start_episode(self, new: NewEpisode) -> Episode:
-        """The reset `new` in one transaction; the episode opened (its carry-over is kept
-        across restarts)."""
+        """The reset `new` in one transaction; the episode opened (its carry-over and
+        previous case are kept across restarts)."""
         ...
 
     async def undo_reset(self, session_id: int, at: datetime, within_s: float) -> Episode | None:

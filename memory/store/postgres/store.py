@@ -198,8 +198,17 @@ class PostgresStore(
             row = await cur.fetchone()
             if row is not None and row["current_episode_id"] is not None:
                 await conn.execute(sql.EPISODE_CLOSE, (at, opened_by, row["current_episode_id"]))
-            new_id = await open_episode(conn, session_id, opened_by, signals, at, carry_over)
-        return Episode(new_id, session_id, at, opened_by=opened_by, carry_over=tuple(carry_over))
+            new_id = await open_episode(
+                conn, session_id, opened_by, signals, at, carry_over, new.previous
+            )
+        return Episode(
+            new_id,
+            session_id,
+            at,
+            opened_by=opened_by,
+            carry_over=tuple(carry_over),
+            previous=new.previous,
+        )
 
     async def undo_reset(self, session_id: int, at: datetime, within_s: float) -> Episode | None:
         """Reopen the previous episode (see `turn.undo_reset`)."""

@@ -10,9 +10,10 @@ from typing import Any
 
 import psycopg
 
+from memory.soft_reset import codec
 from memory.store.postgres import sql
 from memory.store.postgres.rows import Row, episode_row, exchange_row, summary_row
-from memory.types import Episode, Exchange, TurnState
+from memory.types import Episode, Exchange, PreviousCase, TurnState
 
 Conn = psycopg.AsyncConnection[Any]
 
@@ -90,10 +91,11 @@ async def open_episode(
     signals: dict[str, object] | None,
     at: datetime,
     carry_over: Sequence[tuple[str, str]] = (),
+    previous: PreviousCase | None = None,
 ) -> int:
     encoded = json.dumps(signals, ensure_ascii=False, default=str) if signals else None
     carried = json.dumps([list(p) for p in carry_over], ensure_ascii=False) if carry_over else None
-    values = (session_id, at, opened_by, encoded, carried)
+    values = (session_id, at, opened_by, encoded, carried, codec.encode(previous))
     cur = await conn.execute(sql.EPISODE_INSERT, values)
     row = await cur.fetchone()
     assert row is not None

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from memory.soft_reset import codec
 from memory.store.conversation import NewEpisode
 from memory.store.sqlite.rows import (
     EPISODE_COLS,
@@ -23,7 +24,7 @@ from memory.store.sqlite.rows import (
     exchange_row,
     summary_row,
 )
-from memory.types import Episode, Exchange, SummaryVersion, TurnState
+from memory.types import Episode, Exchange, PreviousCase, SummaryVersion, TurnState
 
 # Session, current episode, latest summary version and the newest reply of either kind
 # (two index seeks on exchanges_window, not a scan), in one statement.
@@ -156,17 +157,19 @@ def open_episode(
     opened_by: str | None = None,
     signals: dict[str, object] | None = None,
     carry_over: Sequence[tuple[str, str]] = (),
+    previous: PreviousCase | None = None,
 ) -> int:
     """Insert an episode and make it the session's current one: its id."""
     cur = db.execute(
-        "INSERT INTO episodes (session_id, started_at, opened_by, reset_signals, carry_over)"
-        " VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO episodes (session_id, started_at, opened_by, reset_signals, carry_over,"
+        " previous_case) VALUES (?, ?, ?, ?, ?, ?)",
         (
             session_id,
             iso(at),
             opened_by,
             json.dumps(signals, ensure_ascii=False, default=str) if signals else None,
             json.dumps([list(p) for p in carry_over], ensure_ascii=False) if carry_over else None,
+            codec.encode(previous),
         ),
     )
     assert cur.lastrowid is not None
@@ -199,8 +202,16 @@ def start_episode(db: sqlite3.Connection, *, new: NewEpisode) -> Episode:
         opened_by=opened_by,
         signals=signals,
         carry_over=carry_over,
+        previous=new.previous,
     )
-    return Episode(new_id, session_id, at, opened_by=opened_by, carry_over=tuple(carry_over))
+    return Episode(
+        new_id,
+        session_id,
+        at,
+        opened_by=opened_by,
+        carry_over=tuple(carry_over),
+        previous=new.previous,
+    )
 
 
 def undo_reset(
