@@ -25,8 +25,8 @@ from memory.recall.block import Costs, render
 from memory.recall.port import RecallIndex, RecallQuery
 from memory.recall.rank import Hit
 from memory.recall.terms import query_terms
-from memory.soft_reset.block import CASE_TOKENS, InPlay, case_block, in_play
-from memory.soft_reset.revert import REVERT_WITHIN, RevertCheck, decide_revert
+from memory.soft_reset import turn as soft_reset
+from memory.soft_reset.block import InPlay
 from memory.store.conversation import ConversationStore, NewExchange
 from memory.tokens import Tokenizer, UsageCalibration
 from memory.types import Exchange, TopicDecision, TurnState
@@ -171,32 +171,13 @@ class MemoryEngine:
     async def _revert(
         self, state: TurnState, message: str, dry_run: bool, now: datetime
     ) -> tuple[TurnState, TopicDecision] | None:
-        """When `message` continues the case a recent automatic reset closed: that reset
-        undone (in a dry run, only read as it would be), the state then and the turn's
-        decision (`reset_reverted`, with why); no topic check follows for this message."""
-        episode = state.episode
-        check = RevertCheck(
-            message, episode.previous, episode.opened_by, _exchanges(state), since_reset(state)
+        """The revert of a recent automatic reset this message continues, if any."""
+        return await soft_reset.revert(
+            self.episodes, state, message, dry_run=dry_run, window=self.config.window, at=now
         )
-        revert = decide_revert(check)
-        if revert is None:
-            return None
-        window = self.config.window
-        if dry_run:
-            after = await self.episodes.peek_reverted(state, window=window)
-        else:
-            after = await self.episodes.revert(state, window=window, at=now)
-        if after is None:
-            return None
-        signals = revert.signals() | {"reverted_episode": episode.id}
-        return after, TopicDecision("continue", "reset_reverted", signals)
 
     def _in_play(self, state: TurnState, message: str) -> InPlay | None:
-        """Why the previous case rides with this message (`memory.soft_reset.block`);
-        never with `reset_carry="none"`."""
-        if self.config.reset_carry != "identity":
-            return None
-        return in_play(state.episode.previous, message, _exchanges(state), since_reset(state))
+        return soft_reset.in_play_for(state, message, self.config.reset_carry)
 
     async def _recall(
         self, state: TurnState, message: str, soft: InPlay | None = None
@@ -272,13 +253,10 @@ class MemoryEngine:
         """The request's parts; the carry-over is the identity block and, while the
         previous case is in play, its facts' block (within `CASE_TOKENS`, less on a small
         budget)."""
-        language = self.config.language
-        carry = carry_over_block(state.episode.carry_over, language)
-        previous = state.episode.previous
-        if soft is not None and previous is not None:
-            cap = min(CASE_TOKENS, self.config.context_tokens // 10)
-            case = case_block(previous, language, self.count, cap)
-            carry = "\n\n".join(block for block in (carry, case) if block)
+        language, budget = self.config.language, self.config.context_tokens
+        identity = carry_over_block(state.episode.carry_over, language)
+        case = soft_reset.case_carry(state, soft, language, self.count, budget)
+        carry = "\n\n".join(block for block in (identity, case) if block)
         prompt = self.config.system_prompt
         return Parts(prompt, state.summary, state.pending, state.window, message, carry)
 
@@ -412,17 +390,6 @@ def answered_by(spec: str, reported: str) -> str:
     if not configured or reported.startswith(f"{provider}:"):  # offline, scripted models
         return reported or spec
     return f"{provider}:{reported or configured}"
-
-
-def since_reset(state: TurnState) -> int:
-    """The messages of the state's episode so far, as far as a soft reset cares: its
-    signal exchanges, or more than any revert window once it has folded some."""
-    held = len(state.pending) + len(state.window)
-    return held if state.summary is None else held + REVERT_WITHIN + 1
-
-
-def _exchanges(state: TurnState) -> tuple[Exchange, ...]:
-    return (*state.pending, *state.window)
 
 
 def _recall_of(store: ConversationStore) -> RecallIndex | None:

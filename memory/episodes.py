@@ -88,7 +88,9 @@ class Episodes:
         log.info("reset_reverted", episode=state.episode.id)
         return await self.store.turn_state(state.key, window, at)
 
-    async def peek_reverted(self, state: TurnState, *, window: int) -> TurnState | None:
+    async def peek_reverted(
+        self, state: TurnState, *, window: int, at: datetime
+    ) -> TurnState | None:
         """What `revert` would make of `state`, read only (a dry run): the previous
         episode with its latest summary, and after its checkpoint its own exchanges then
         the new episode's."""
@@ -104,7 +106,7 @@ class Episodes:
         own = await self.store.signal_exchanges(episode.id, summary.checkpoint if summary else 0)
         merged = (*own, *state.pending, *state.window)
         cut = max(len(merged) - window, 0) if window > 0 else len(merged)
-        reopened = replace(episode, closed_at=None, close_reason=None, reopened_at=self.clock())
+        reopened = replace(episode, closed_at=None, close_reason=None, reopened_at=at)
         return replace(
             state, episode=reopened, summary=summary, window=merged[cut:], pending=merged[:cut]
         )

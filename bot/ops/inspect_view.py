@@ -18,9 +18,9 @@ from rich.text import Text
 
 from config.settings import Settings
 from memory.carry_over import carry_over_block
-from memory.engine import since_reset
 from memory.policy import Parts, assemble
-from memory.soft_reset.block import CASE_TOKENS, case_block, in_play
+from memory.soft_reset.block import in_play
+from memory.soft_reset.turn import case_carry, since_reset
 from memory.store.postgres.store import PostgresStore
 from memory.store.sqlite.store import SQLiteStore
 from memory.tokens import Tokenizer
@@ -135,8 +135,7 @@ def _previous_case(
     soft = in_play(case, "", exchanges, since_reset(state))
     if settings.reset_carry != "identity":
         soft = None
-    cap = min(CASE_TOKENS, settings.context_tokens // 10)
-    block = case_block(case, settings.language, tokenizer.count, cap) if soft else ""
+    block = case_carry(state, soft, settings.language, tokenizer.count, settings.context_tokens)
     return {
         "episode": case.episode_id,
         "facts": [list(pair) for pair in case.facts],

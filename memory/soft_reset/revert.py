@@ -5,7 +5,7 @@ automatic reset reverts it (as `/undo` does, before the turn's context is built)
 continues the previous case more than the new episode:
 
 - `shared_facts`: it mentions more of the previous case's facts (a ticket number, an
-  IP) than facts of its own that only the new episode has said;
+  IP) than hard values (ids, amounts) that only the new episode has said;
 - `answers_question`: the previous episode's last reply ended with a question, and the
   message takes up that question's words (more than the new episode's), or is a short
   yes or no while the new episode has asked nothing;
@@ -25,8 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from memory.fold.facts import extract_facts
-from memory.recall.terms import fold, terms
+from memory.recall.terms import fold, hard_terms, terms
 from memory.soft_reset.block import MIN_SHARED_TERMS
 from memory.soft_reset.case import mentioned
 from memory.types import Exchange, PreviousCase
@@ -88,9 +87,10 @@ def _by_facts(check: RevertCheck, previous: PreviousCase) -> Revert | None:
     old = mentioned(previous.facts, check.message)
     if not old:
         return None
-    known = {value.casefold() for _, value in previous.facts}
-    said = [f for f in extract_facts(check.message) if f.value.casefold() not in known]
-    new = [f.value for f in said if any(f.value in _texts(ex) for ex in check.episode)]
+    # The new episode's own hard tokens (an order id, an amount) the message repeats.
+    own = {t for ex in check.episode for t in hard_terms(_texts(ex))}
+    case = {t for _, value in previous.facts for t in hard_terms(value)}
+    new = (hard_terms(check.message) & own) - case
     return Revert("shared_facts", old) if len(old) > len(new) else None
 
 
