@@ -4,8 +4,8 @@ Pure. After an automatic reset the closed episode's case facts ride into the new
 in their own block ("from the previous conversation; may be unrelated"), during its
 first `SOFT_MESSAGES` messages and afterwards for as long as the new episode refers to
 the old case: the new message or a user message of its window mentions one of those
-facts, or the new message shares `MIN_SHARED_TERMS` of the case's terms that the new
-episode has not used itself. Then recall also searches the closed episode. Otherwise
+facts, or the new message shares `MIN_SHARED_TERMS` of the case's terms that the user
+has not used in the new episode. Then recall also searches the closed episode. Otherwise
 only the identity carry-over stays (invariant 6).
 """
 
@@ -56,8 +56,8 @@ def in_play(
 def shared_terms(
     previous: PreviousCase, message: str, episode: Sequence[Exchange]
 ) -> frozenset[str]:
-    """The case's terms in `message` that the new episode has not said itself."""
-    own = {t for ex in episode for t in (*terms(ex.user_text), *terms(ex.reply_text))}
+    """The case's terms in `message` that the user has not said in the new episode."""
+    own = {t for ex in episode for t in terms(ex.user_text)}
     return frozenset(terms(message)).intersection(previous.terms) - own
 
 

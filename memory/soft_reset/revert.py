@@ -6,12 +6,12 @@ continues the previous case more than the new episode:
 
 - `shared_facts`: it mentions more of the previous case's facts (a ticket number, an
   IP) than hard values (ids, amounts) that only the new episode has said;
+- `shared_terms`: it shares `MIN_SHARED_TERMS` or more of the case's terms that the user
+  has not said in the new episode, and more of them than terms of the user's new
+  messages the case never used;
 - `answers_question`: the previous episode's last reply ended with a question, and the
   message takes up that question's words (more than the new episode's), or is a short
   yes or no while the new episode has asked nothing;
-- `shared_terms`: it shares `MIN_SHARED_TERMS` or more of the case's terms that the new
-  episode has not said, and more of them than terms of the new episode the case never
-  used;
 - `continuation_cue`: it says the old case goes on ("lo mismo", "sigue igual",
   "still") and shares no more with the new episode than with the previous case.
 
@@ -96,13 +96,17 @@ def _by_facts(check: RevertCheck, previous: PreviousCase) -> Revert | None:
 
 def _by_words(check: RevertCheck, previous: PreviousCase) -> Revert | None:
     words = frozenset(terms(check.message))
-    own = frozenset(t for ex in check.episode for t in terms(_texts(ex)))
+    # The user's own words in the new episode: the bot's replies there may well talk
+    # about the old case (its facts ride along), which says nothing against it.
+    own = frozenset(t for ex in check.episode for t in terms(ex.user_text))
     case = frozenset(previous.terms)
     old, new = (words & case) - own, (words & own) - case
     answered = _answers(check, previous, words, own, len(new))
-    if answered is not None:
+    shared = len(old) >= MIN_SHARED_TERMS and len(old) > len(new)
+    # Named for what explains the overlap: the old question's words, or the case's.
+    if answered is not None and (not shared or len(answered.shared) >= len(old) / 2):
         return answered
-    if len(old) >= MIN_SHARED_TERMS and len(old) > len(new):
+    if shared:
         return Revert("shared_terms", tuple(sorted(old)))
     cue = _CUE.search(fold(check.message))
     if cue is not None and len(new) <= len(old):

@@ -33,6 +33,10 @@ CASE = previous_case(1, OLD, OLD[-1].reply_text)
 # The message that triggered the (false or real) reset, answered in the new episode.
 FIRST = Exchange(4, 2, "Buenos días, ¿a qué hora abre la tienda de Sevilla?", "Abre a las 10.")
 STANDS = None
+# A false reset on a greeting; the bot, with the old case's facts at hand, asks about it.
+HELLO = Exchange(
+    4, 2, "Buenos días, aquí estoy otra vez.", "Buenos días. ¿Sigue el router sin conexión?"
+)
 
 CASES = [
     # message, the new episode's exchanges, expected reason (None: the reset stands)
@@ -41,6 +45,8 @@ CASES = [
     ("La conexión de fibra del router se cae cada hora", [FIRST], "shared_terms"),
     ("Las luces están en rojo", [FIRST], "answers_question"),
     ("Sí", [FIRST], "answers_question"),
+    # the bot's reply in the new episode talks about the old case: still the old case
+    ("Sí, el router sigue sin conexión de fibra", [HELLO], "shared_terms"),
     ("Sigue igual que ayer", [FIRST], "continuation_cue"),
     ("It still fails", [FIRST], "continuation_cue"),
     ("¿Y la tienda de Sevilla abre el domingo?", [FIRST], STANDS),
