@@ -1,11 +1,11 @@
 """Labelled blocks of a request, and user text made unable to open or close one.
 
-Every block the chat request is built from (the memory block, recall, the carry-over)
-is rendered by `render_block`, and every piece of conversation text placed inside one
-of our delimiters (a block, the fold input) goes through `neutralize` first. Whatever
-the path — said directly, folded into a summary, echoed by a summary model, recalled —
-a user's `</memory>` then reaches the model as `‹/memory>`: still readable, no longer a
-tag (invariant 11).
+Every block the chat request is built from (the memory block, recall, the carry-over,
+the previous case) is rendered by `render_block`, and every piece of conversation text
+placed inside one of our delimiters (a block, the fold input) goes through `neutralize`
+first. Whatever the path — said directly, folded into a summary, echoed by a summary
+model, recalled — a user's `</memory>` then reaches the model as `‹/memory>`: still
+readable, no longer a tag (invariant 11).
 
 What counts as a tag opener is broad on purpose: `<` or an HTML entity a model might
 decode (`&lt;`, `&#60;`, `&#x3c;`, double-encoded `&amp;lt;`), spaces around `/`, any
@@ -26,9 +26,10 @@ from functools import lru_cache
 MEMORY_TAG = "memory"  # the cumulative summary
 RECALL_TAG = "recall"  # older exchanges recalled verbatim
 CARRY_OVER_TAG = "about_user"  # identity facts carried over by an automatic reset
+CASE_TAG = "previous_case"  # the case facts of the episode an automatic reset closed
 # Delimiters of the fold input (`memory/fold/summarizer.py`).
 FOLD_TAGS = ("previous_summary", "transcript", "must_keep")
-REQUEST_TAGS = (MEMORY_TAG, RECALL_TAG, CARRY_OVER_TAG)
+REQUEST_TAGS = (MEMORY_TAG, RECALL_TAG, CARRY_OVER_TAG, CASE_TAG)
 # Every name neutralized in conversation text, whichever delimiter it sits in: a summary
 # model may echo a fold tag into the summary, and a summary ends up in the memory block.
 RESERVED_TAGS = frozenset((*REQUEST_TAGS, *FOLD_TAGS, "carry_over", "carry-over", "system"))

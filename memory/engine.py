@@ -1,5 +1,9 @@
 """One turn of the memory engine: topic check, assembly within budget, the model call,
 the noise filter and the stored exchange. Channel-agnostic; no user-facing wording.
+
+Resets are soft (`memory.soft_reset`): before the topic check, a message that continues
+the case a recent automatic reset closed reverts that reset; while the previous case is
+in play, its facts ride in their own block and recall searches its exchanges too.
 """
 
 from __future__ import annotations
@@ -7,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -22,10 +26,21 @@ from memory.recall.block import Costs, render
 from memory.recall.port import RecallIndex, RecallQuery
 from memory.recall.rank import Hit
 from memory.recall.terms import query_terms
+from memory.soft_reset import turn as soft_reset
+from memory.soft_reset.block import InPlay
 from memory.store.episodes import EpisodeStore
 from memory.store.turns import NewExchange, TurnStore
 from memory.tokens import Tokenizer, UsageCalibration
 from memory.topic.check import TopicCheck
+from memory.turn import (
+    NO_MESSAGE,
+    EngineConfig,
+    Outcome,
+    Prepared,
+    Preview,
+    TurnObserver,
+    no_topic_check,
+)
 from memory.types import Exchange, TopicDecision, TurnState
 from providers.base import ChatModel, ChatReply, ChatRequest, ContextTooLong, ProviderError
 from providers.streaming import TextSink, complete_streaming
@@ -34,86 +49,17 @@ log = structlog.get_logger(__name__)
 MAX_SYNC_FOLDS = 3
 RECALL_LIMIT = 8  # hits ranked per turn; the block's token share decides how many show
 
-TurnObserver = Callable[["Prepared", "Outcome", Exchange], None]
-
-
-NO_MESSAGE = TopicDecision("continue", "no_message")  # a preview without a message
-
-
-async def no_topic_check(_state: TurnState, _message: str, _now: datetime) -> TopicDecision:
-    return TopicDecision("continue", "off")
-
-
-@dataclass(frozen=True, slots=True)
-class EngineConfig:
-    system_prompt: str
-    window: int = 6
-    fold_batch: int = 4
-    context_tokens: int = 8000
-    reply_tokens: int = 1024
-    summary_tokens: int = 800
-    language: str = "es"
-    sync_fold_seconds: float = 20.0  # all synchronous folding of one turn, together
-    undo_seconds: float = 3600.0  # /undo reopens an automatic reset this recent
-    recall_tokens: int = 1000  # the recall block's share of the budget; 0 = recall off
-    reset_carry: str = "identity"  # what an automatic reset carries over: identity or none
-
-
-@dataclass(frozen=True, slots=True)
-class Prepared:
-    """Everything decided before the model is called; in a dry run nothing was written."""
-
-    key: str
-    message: str
-    state: TurnState
-    decision: TopicDecision
-    plan: Assembly | TooLarge
-    sync_folds: int = 0
-    dry_run: bool = False
-    would_fold: int = 0  # dry run only: exchanges a real turn would fold first
-    recall: tuple[Hit, ...] = ()  # every hit found, best first (the plan shows what fits)
-
-    @classmethod
-    def dry(cls, seen: Preview) -> Prepared:
-        """A dry run: the preview of the message, nothing folded."""
-        plan, would = seen.plan, seen.would_fold
-        return cls(
-            seen.key, seen.message, seen.state, seen.decision, plan, 0, True, would, seen.recall
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Preview:
-    """What the next request for a key would be, read-only: the topic decision, recall, the
-    plan and its token counts, all as a real turn would compute them at this moment.
-
-    `state` is what the request is built from (after the reset a real turn would make);
-    `plan` is the request, or the refusal a real turn would give; over budget, where a
-    real turn would first fold `would_fold` exchanges, it is the request as it stands.
-    `as_is` is always the request as it stands, budget or not (what `inspect` shows)."""
-
-    key: str
-    message: str
-    state: TurnState
-    decision: TopicDecision
-    plan: Assembly | TooLarge
-    as_is: Assembly
-    would_fold: int = 0
-    recall: tuple[Hit, ...] = ()  # every hit found, best first (the plan shows what fits)
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    reply: ChatReply | None
-    error: ProviderError | None
-    noise_reason: str | None
-    assembly: Assembly
-    latency_s: float
-    retried: bool = False
-
-    @property
-    def signal(self) -> bool:
-        return self.noise_reason is None
+# The turn's value types live in memory/turn.py; they are imported from here as before.
+__all__ = [
+    "EngineConfig",
+    "EngineStore",
+    "MemoryEngine",
+    "Outcome",
+    "Prepared",
+    "Preview",
+    "TurnObserver",
+    "no_topic_check",
+]
 
 
 class EngineStore(TurnStore, EpisodeStore, Protocol):
@@ -180,47 +126,81 @@ class MemoryEngine:
             dry_run = state.debug if user is None else state.debug_for(user)
         if dry_run:
             return Prepared.dry(await self._preview(key, state, message, now))
-        decision = await self.topic(state, message, now)
+        reverted = await self._revert(state, message, False, now)
+        if reverted is not None:
+            state, decision = reverted
+        else:
+            decision = await self.topic(state, message, now)
         if decision.reset:
             state = await self.episodes.reset_automatically(
                 state, decision.reason, decision.signals, window=self.config.window, at=now
             )
-        hits = await self._recall(state, message)
-        plan, folds = await self._fit(key, state, message, hits)
-        return Prepared(key, message, state, decision, plan, folds, False, 0, hits)
+        soft = self._in_play(state, message)
+        hits = await self._recall(state, message, soft)
+        plan, folds = await self._fit(key, state, message, hits, soft)
+        return Prepared(key, message, state, decision, plan, folds, False, 0, hits, soft)
 
     async def preview(self, key: str, message: str = "") -> Preview:
         """What the next request for `key` would be if `message` came now: the topic
-        decision, recall, the plan, token counts as budgets count them. Calls no model and
-        writes nothing, except that a key never seen gets its (empty) session, as a debug
-        dry run always did. Without a message there is no topic check (it is about the
-        message) and no recall: the request as it stands."""
+        decision (or the revert of a reset the message continues), recall, the plan,
+        token counts as budgets count them. Calls no model and writes nothing, except
+        that a key never seen gets its (empty) session, as a debug dry run always did.
+        Without a message there is no topic check (it is about the message) and no
+        recall: the request as it stands."""
         now = self.clock()
         return await self._preview(key, await self._state(key, now, True), message, now)
 
     async def _preview(self, key: str, state: TurnState, message: str, now: datetime) -> Preview:
-        decision = await self.topic(state, message, now) if message else NO_MESSAGE
-        if decision.reset:  # as the reset would leave it: nothing of the old episode
-            carry = await self.episodes.carry_for(state)
-            episode = replace(state.episode, carry_over=carry)
+        reverted = await self._revert(state, message, True, now) if message else None
+        if reverted is not None:
+            state, decision = reverted
+        else:
+            decision = await self.topic(state, message, now) if message else NO_MESSAGE
+        if decision.reset:  # as the reset would leave it: the old episode only as its case
+            carry, case = await self.episodes.carried_over(state)
+            episode = replace(state.episode, carry_over=carry, previous=case)
             state = replace(state, summary=None, window=(), pending=(), episode=episode)
-        hits = await self._recall(state, message)
-        plan = self._plan(state, message, hits)
-        as_is = plan if isinstance(plan, Assembly) else self._assemble(state, message, hits)
+        soft = self._in_play(state, message)
+        hits = await self._recall(state, message, soft)
+        plan = self._plan(state, message, hits, soft)
+        as_is = plan if isinstance(plan, Assembly) else self._assemble(state, message, hits, soft)
         would = len(plan.exchanges) if isinstance(plan, FoldFirst) else 0
         shown = as_is if isinstance(plan, FoldFirst) else plan
-        return Preview(key, message, state, decision, shown, as_is, would, hits)
+        return Preview(key, message, state, decision, shown, as_is, would, hits, soft)
 
-    async def _recall(self, state: TurnState, message: str) -> tuple[Hit, ...]:
+    async def _revert(
+        self, state: TurnState, message: str, dry_run: bool, now: datetime
+    ) -> tuple[TurnState, TopicDecision] | None:
+        """The revert of a recent automatic reset this message continues, if any."""
+        return await soft_reset.revert(
+            self.episodes, state, message, dry_run=dry_run, window=self.config.window, at=now
+        )
+
+    def _in_play(self, state: TurnState, message: str) -> InPlay | None:
+        return soft_reset.in_play_for(state, message, self.config.reset_carry)
+
+    async def _recall(
+        self, state: TurnState, message: str, soft: InPlay | None = None
+    ) -> tuple[Hit, ...]:
         """The episode's older exchanges (neither pending nor in the window) the message
-        is about, best first; nothing when recall is off or nothing is older."""
+        is about, best first, and while the previous case is in play (`soft`) the closed
+        episode's ones, ranked first; nothing when recall is off or nothing is older."""
         recent = state.pending or state.window
-        if self.recall is None or self.config.recall_tokens <= 0 or not recent:
+        previous = state.episode.previous if soft else None
+        if self.recall is None or self.config.recall_tokens <= 0 or not (recent or previous):
             return ()
         query = query_terms(message)
         if not query:
             return ()
-        search = RecallQuery(state.session_id, state.episode.id, query, recent[0].id, RECALL_LIMIT)
+        before = recent[0].id if recent else 0  # 0: nothing of the current episode
+        search = RecallQuery(
+            state.session_id,
+            state.episode.id,
+            query,
+            before,
+            RECALL_LIMIT,
+            previous.episode_id if previous else None,
+        )
         found = await self.recall.recall(search)
         return tuple(found)
 
@@ -232,12 +212,17 @@ class MemoryEngine:
         return await self.store.turn_state(key, self.config.window, now)
 
     async def _fit(
-        self, key: str, state: TurnState, message: str, hits: tuple[Hit, ...]
+        self,
+        key: str,
+        state: TurnState,
+        message: str,
+        hits: tuple[Hit, ...],
+        soft: InPlay | None = None,
     ) -> tuple[Assembly | TooLarge, int]:
         folds = 0
         until = time.monotonic() + self.config.sync_fold_seconds
         while True:
-            plan = self._plan(state, message, hits)
+            plan = self._plan(state, message, hits, soft)
             if not isinstance(plan, FoldFirst):
                 return plan, folds
             if folds >= MAX_SYNC_FOLDS or not await self._sync_fold(key, plan.keep_window, until):
@@ -261,16 +246,26 @@ class MemoryEngine:
             log.warning("sync_fold_timeout", key=key, seconds=self.config.sync_fold_seconds)
             return False
 
-    def _parts(self, state: TurnState, message: str) -> Parts:
-        carry = carry_over_block(state.episode.carry_over, self.config.language)
+    def _parts(self, state: TurnState, message: str, soft: InPlay | None = None) -> Parts:
+        """The request's parts; the carry-over is the identity block and, while the
+        previous case is in play, its facts' block (within `CASE_TOKENS`, less on a small
+        budget)."""
+        language, budget = self.config.language, self.config.context_tokens
+        identity = carry_over_block(state.episode.carry_over, language)
+        case = soft_reset.case_carry(state, soft, language, self.count, budget)
+        carry = "\n\n".join(block for block in (identity, case) if block)
         prompt = self.config.system_prompt
         return Parts(prompt, state.summary, state.pending, state.window, message, carry)
 
     def _plan(
-        self, state: TurnState, message: str, hits: tuple[Hit, ...] = ()
+        self,
+        state: TurnState,
+        message: str,
+        hits: tuple[Hit, ...] = (),
+        soft: InPlay | None = None,
     ) -> Assembly | FoldFirst | TooLarge:
-        return plan_request(
-            self._parts(state, message),
+        plan = plan_request(
+            self._parts(state, message, soft),
             count=self.count,
             budget=self.config.context_tokens,
             summary_cap=self.config.summary_tokens,
@@ -279,11 +274,16 @@ class MemoryEngine:
             recall_tokens=self.config.recall_tokens,
             recall_count=self.recall_costs,
         )
+        if isinstance(plan, TooLarge) and soft is not None:  # the previous case goes first
+            return self._plan(state, message, hits)
+        return plan
 
-    def _assemble(self, state: TurnState, message: str, hits: tuple[Hit, ...]) -> Assembly:
+    def _assemble(
+        self, state: TurnState, message: str, hits: tuple[Hit, ...], soft: InPlay | None = None
+    ) -> Assembly:
         language = self.config.language
         return assemble(
-            self._parts(state, message),
+            self._parts(state, message, soft),
             count=self.count,
             budget=self.config.context_tokens,
             language=language,
@@ -328,7 +328,7 @@ class MemoryEngine:
         keep = max(0, len(prepared.state.window) // 2)
         await self._sync_fold(prepared.key, keep, time.monotonic() + self.config.sync_fold_seconds)
         state = await self.store.turn_state(prepared.key, keep, self.clock())
-        plan = self._plan(state, prepared.message, prepared.recall)
+        plan = self._plan(state, prepared.message, prepared.recall, prepared.soft)
         return plan if isinstance(plan, Assembly) else None
 
     def _classify(

@@ -78,6 +78,18 @@ class TopicDecision:
 
 
 @dataclass(frozen=True, slots=True)
+class PreviousCase:
+    """What an automatic reset keeps of the episode it closed, so the reset stays soft
+    (`memory.soft_reset`): the case's hard facts, its distinctive terms and the bot's
+    last question in it. Stored with the new episode; `/undo` and a revert drop it."""
+
+    episode_id: int  # the episode the reset closed
+    facts: tuple[tuple[str, str], ...] = ()  # (kind, value): every kind the fact guard knows
+    terms: tuple[str, ...] = ()  # recall terms (`memory.recall.terms`) the case is about
+    question: str = ""  # the bot's last reply of it, when that reply ended asking
+
+
+@dataclass(frozen=True, slots=True)
 class Episode:
     id: int
     session_id: int
@@ -88,6 +100,8 @@ class Episode:
     reopened_at: datetime | None = None  # set by /undo: the user said it is the same case
     # Identity facts an automatic reset carried over, (kind, value) each (invariant 6).
     carry_over: tuple[tuple[str, str], ...] = ()
+    # The case an automatic reset closed to open this episode (None: first, manual, undone).
+    previous: PreviousCase | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,8 @@
 """Debug mode's reply: exactly what the chat model would receive, and why.
 
-Plain text (Telegram and WhatsApp show it as is): the topic decision with its signals,
-the token budget by part, the system prompt, the summary with its version facts, the
+Plain text (Telegram and WhatsApp show it as is): the topic decision with its signals
+(a reverted reset with its reason), the token budget by part, the system prompt, the
+summary with its version facts, the carry-over and the previous case's facts, recall, the
 pending and window exchanges verbatim and the new message. Long views are split by the
 channel adapters, which know their own limits.
 """
@@ -25,6 +26,13 @@ _L: dict[str, dict[str, str]] = {
         "reset": "REINICIAR",
         "reason": "motivo",
         "reset_note": "un turno real abriría un episodio nuevo: sin resumen ni ventana",
+        "reverted_note": (
+            "REINICIO DESHECHO ({reason}): el mensaje sigue el caso anterior; el episodio "
+            "#{episode} se reabre y este turno se responde en él"
+        ),
+        "case_head": "caso anterior (episodio #{episode}): {n} datos · motivo: {why}",
+        "no_case": "caso anterior: nada (ningún reinicio automático reciente al que se aluda)",
+        "previous_hit": "conversación anterior",
         "tokens": "tokens (presupuesto {budget})",
         "system": "sistema",
         "summary": "resumen",
@@ -61,6 +69,13 @@ _L: dict[str, dict[str, str]] = {
         "reset": "RESET",
         "reason": "reason",
         "reset_note": "a real turn would open a new episode: no summary, no window",
+        "reverted_note": (
+            "RESET REVERTED ({reason}): the message continues the previous case; episode "
+            "#{episode} is reopened and this turn is answered in it"
+        ),
+        "case_head": "previous case (episode #{episode}): {n} facts · why: {why}",
+        "no_case": "previous case: none (no recent automatic reset referred to)",
+        "previous_hit": "previous conversation",
         "tokens": "tokens (budget {budget})",
         "system": "system",
         "summary": "summary",
@@ -109,6 +124,7 @@ def render_debug(prepared: Prepared, language: str) -> str:
     lines.append(system_prompt_of(plan))
     lines += _summary(plan.summary, plan.tokens.get("summary", 0), words)
     lines += _carry_over(prepared.state.episode.carry_over, plan, words)
+    lines += _previous_case(prepared, words)
     lines += _recall(plan, len(prepared.recall), words)
     lines += _exchanges(words["pending_head"].format(n=len(plan.pending)), plan.pending, words)
     lines += _exchanges(words["window_head"].format(n=len(plan.window)), plan.window, words)
@@ -127,6 +143,10 @@ def _topic(decision: TopicDecision, words: dict[str, str]) -> list[str]:
     out += _wrap([f"{name}={_value(value)}" for name, value in sorted(decision.signals.items())])
     if decision.reset:
         out.append(words["reset_note"])
+    if decision.reason == "reset_reverted":
+        reason = _value(decision.signals.get("reset_revert_reason", "-"))
+        episode = decision.signals.get("reverted_episode", "?")
+        out.append(words["reverted_note"].format(reason=reason, episode=episode))
     return out
 
 
@@ -181,6 +201,7 @@ def system_prompt_of(plan: Assembly) -> str:
     """The operator's system prompt, without the memory block the policy appends."""
     head, _, _ = plan.system.partition("\n\n<memory")
     head, _, _ = head.partition("\n\n<about_user")
+    head, _, _ = head.partition("\n\n<previous_case")
     head, _, _ = head.partition("\n\n<recall")
     return head
 
@@ -196,6 +217,19 @@ def _carry_over(
     return out + [f"{kind}: {value}" for kind, value in pairs]
 
 
+def _previous_case(prepared: Prepared, words: dict[str, str]) -> list[str]:
+    """The closed case's facts riding in this request (`memory.soft_reset`), and why."""
+    case = prepared.state.episode.previous
+    if case is None or prepared.soft is None or "<previous_case>" not in _system(prepared):
+        return _section(words["no_case"])
+    head = words["case_head"].format(episode=case.episode_id, n=len(case.facts), why=prepared.soft)
+    return _section(head) + [f"{kind}: {value}" for kind, value in case.facts]
+
+
+def _system(prepared: Prepared) -> str:
+    return prepared.plan.system if isinstance(prepared.plan, Assembly) else ""
+
+
 def _recall(plan: Assembly, found: int, words: dict[str, str]) -> list[str]:
     """What recall put in the request, oldest first, with why each one came."""
     hits = plan.recall.hits
@@ -207,7 +241,8 @@ def _recall(plan: Assembly, found: int, words: dict[str, str]) -> list[str]:
         ex = hit.exchange
         when = ex.created_at.strftime("%Y-%m-%d %H:%M") if ex.created_at else "?"
         why = words["why"].format(score=hit.score, terms=", ".join(hit.matched))
-        out.append(f"#{ex.id} · {when} · {why}")
+        where = f" · {words['previous_hit']}" if hit.previous else ""
+        out.append(f"#{ex.id} · {when}{where} · {why}")
         out.append(f"#{ex.id} {words['user']}: {ex.user_text}")
         out.append(f"#{ex.id} {words['assistant']}: {ex.reply_text}")
     return out

@@ -175,13 +175,13 @@ class ConversationHandler:
             return [render_debug(prepared, self.language)], False
         if isinstance(prepared.plan, TooLarge):
             log.info("message_too_large", tokens=prepared.plan.tokens, budget=prepared.plan.budget)
-            notice = [t(lang, "auto_reset")] if prepared.decision.reset else []
+            notice = _notice(prepared, lang)
             why = "too_large" if prepared.plan.reason == "message" else "memory_unavailable"
             return [*notice, t(lang, why)], False
         return await self._turn(message, prepared), True
 
     async def _turn(self, message: InboxEntry | Arrival, prepared: Prepared) -> list[str]:
-        notice = [t(self.language, "auto_reset")] if prepared.decision.reset else []
+        notice = _notice(prepared, self.language)
         async with self.delivery.live(message.session) as on_text:
             outcome = await self.engine.call(prepared, on_text)
         shown = (*notice, self._shown(outcome))
@@ -226,3 +226,13 @@ class ConversationHandler:
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def _notice(prepared: Prepared, language: str) -> list[str]:
+    """What the user is told before the reply: a reset began a new conversation, or this
+    message took an automatic reset back (`memory.soft_reset`)."""
+    if prepared.decision.reset:
+        return [t(language, "auto_reset")]
+    if prepared.decision.reason == "reset_reverted":
+        return [t(language, "auto_revert")]
+    return []

@@ -16,6 +16,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "reset": "Listo, empezamos de cero. Si fue un error, /undo recupera la conversación.",
         "auto_reset": "(Parece un tema nuevo, así que empecé una conversación nueva. "
         "Si no era eso, escribe /undo para recuperar la anterior.)",
+        "auto_revert": "(Seguimos con tu caso anterior: recuperé esa conversación.)",
         "undo_ok": "Recuperé la conversación anterior.",
         "undo_none": "No hay un reinicio reciente que deshacer.",
         "forget_confirm": "Esto borrará para siempre todo lo que guardé de esta conversación. "
@@ -72,6 +73,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "reset": "Done, we start over. If that was a mistake, /undo brings the conversation back.",
         "auto_reset": "(This looks like a new subject, so I started a fresh conversation. If "
         "not, send /undo to bring the previous one back.)",
+        "auto_revert": "(We are back on your previous case: I brought that conversation back.)",
         "undo_ok": "I brought the previous conversation back.",
         "undo_none": "There is no recent reset to undo.",
         "forget_confirm": "This will permanently erase everything I stored about this "

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console, Group
@@ -18,96 +17,21 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from bot.ops.inspect_rows import EpisodeRow, ExchangeRow, SummaryRow, stored
 from config.settings import Settings
 from memory.carry_over import carry_over_block
 from memory.engine import MemoryEngine
+from memory.soft_reset.block import InPlay
+from memory.soft_reset.turn import case_carry
 from memory.store import Store
-from memory.types import Exchange
+from memory.types import Exchange, TurnState
 
 FORMAT = 1
 CLIP = 90
-JSON_COLUMNS = ("topic", "reset_signals", "replies", "dropped_facts", "carry_over")
+JSON_COLUMNS = (
+    "topic", "reset_signals", "replies", "dropped_facts", "carry_over", "previous_case"
+)  # fmt: skip
 PARTS = ("system", "summary", "carry_over", "pending", "window")  # of a request, no message
-
-
-@dataclass(frozen=True, slots=True)
-class SessionRow:
-    created_at: str
-    last_activity_at: str | None
-    debug: bool
-
-
-@dataclass(frozen=True, slots=True)
-class EpisodeRow:
-    id: int
-    started_at: str
-    closed_at: str | None
-    opened_by: str | None
-    reset_signals: Any
-    carry_over: Any
-
-
-@dataclass(frozen=True, slots=True)
-class ExchangeRow:
-    id: int
-    episode_id: int
-    signal: bool
-    noise_reason: str | None
-    created_at: str
-    user_text: str
-    reply_text: str
-    prompt_tokens: int
-    reply_tokens: int
-
-
-@dataclass(frozen=True, slots=True)
-class SummaryRow:
-    episode_id: int
-    text: str
-    fields: dict[str, Any]  # the version facts inspect lists, by name (`SUMMARY_FIELDS`)
-
-
-SUMMARY_FIELDS = ("version", "checkpoint", "prompt_version", "model", "source_from",
-                  "source_to", "input_tokens", "output_tokens", "round", "created_at",
-                  "dropped_facts")  # fmt: skip
-
-
-@dataclass(frozen=True, slots=True)
-class Stored:
-    """The rows of a key's export that inspect reads, typed: the one place that reads the
-    export's dicts by column name."""
-
-    session: SessionRow
-    episodes: tuple[EpisodeRow, ...]
-    exchanges: tuple[ExchangeRow, ...]
-    summaries: tuple[SummaryRow, ...]
-
-
-def stored(data: dict[str, Any]) -> Stored:
-    """Typed rows from `export_key`'s data."""
-    s = data["session"]
-    return Stored(
-        SessionRow(s["created_at"], s["last_activity_at"], bool(s["debug"])),
-        tuple(_episode_row(e) for e in data["episodes"]),
-        tuple(_exchange_row(x) for x in data["exchanges"]),
-        tuple(
-            SummaryRow(v["episode_id"], v["text"], {name: v.get(name) for name in SUMMARY_FIELDS})
-            for v in data["summaries"]
-        ),
-    )
-
-
-def _episode_row(e: dict[str, Any]) -> EpisodeRow:
-    signals, carry = e.get("reset_signals"), e.get("carry_over")
-    return EpisodeRow(e["id"], e["started_at"], e["closed_at"], e.get("opened_by"), signals, carry)
-
-
-def _exchange_row(x: dict[str, Any]) -> ExchangeRow:
-    tokens = int(x["prompt_tokens"] or 0), int(x["reply_tokens"] or 0)
-    return ExchangeRow(
-        x["id"], x["episode_id"], bool(x["signal"]), x["noise_reason"], x["created_at"],
-        x["user_text"], x["reply_text"], *tokens,
-    )  # fmt: skip
 
 
 def decode_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -147,6 +71,7 @@ async def collect(
     carry = carry_over_block(state.episode.carry_over, settings.language)
     tokens = {part: seen.as_is.tokens.get(part, 0) for part in PARTS}
     tokens["total"] = sum(tokens.values())
+    previous = _previous_case(state, seen.soft, settings, engine)
     indexed, index_bytes = await store.recall_index_size(key)
     sent = [x.prompt_tokens for x in exchanges if x.prompt_tokens]
     return {
@@ -166,9 +91,11 @@ async def collect(
             "summary": state.summary.text if state.summary else None,
             "carry_over": [list(pair) for pair in state.episode.carry_over],
             "carry_over_block": carry or None,
+            "previous_case": previous,
             "pending": [_exchange(x) for x in state.pending],
             "window": [_exchange(x) for x in state.window],
         },
+        "resets_reverted": [r for r in map(_reverted, exchanges) if r],
         "noise": [_noise(x) for x in exchanges if not x.signal],
         "recall_index": {"exchanges": indexed, "bytes_all_keys": index_bytes},
         "tokens": {
@@ -180,6 +107,45 @@ async def collect(
             "max_prompt_tokens": max(sent, default=0),
             "reply_tokens_total": sum(x.reply_tokens for x in exchanges),
         },
+    }
+
+
+def _previous_case(
+    state: TurnState, soft: InPlay | None, settings: Settings, engine: MemoryEngine
+) -> dict[str, Any] | None:
+    """The case the automatic reset that opened the current episode closed: its facts,
+    whether it rides in the next request even before any message (`in_play`, as the
+    engine's preview decided: the reset is recent, or the window names one of its facts)
+    and that block."""
+    case = state.episode.previous
+    if case is None:
+        return None
+    count, budget = engine.tokenizer.count, settings.context_tokens
+    block = case_carry(state, soft, settings.language, count, budget)
+    return {
+        "episode": case.episode_id,
+        "facts": [list(pair) for pair in case.facts],
+        "terms": len(case.terms),
+        "question": case.question or None,
+        "in_play": soft,
+        "block": block or None,
+    }
+
+
+def _reverted(row: ExchangeRow) -> dict[str, Any] | None:
+    """An exchange whose message took an automatic reset back, with why; else None."""
+    topic = row.topic
+    if not isinstance(topic, dict) or topic.get("reason") != "reset_reverted":
+        return None
+    signals = topic.get("signals") or {}
+    return {
+        "exchange": row.id,
+        "episode": row.episode_id,
+        "created_at": row.created_at,
+        "reason": signals.get("reset_revert_reason"),
+        "shared": signals.get("reset_revert_shared") or [],
+        "reverted_episode": signals.get("reverted_episode"),
+        "user": row.user_text,
     }
 
 
@@ -196,6 +162,9 @@ def _episode(
         "reason": reason or None,
         "signals": row.reset_signals,
         "carry_over": row.carry_over or [],
+        "previous_case": row.previous_case,
+        "reopened_at": row.reopened_at,
+        "resets_reverted": sum(1 for x in own if _reverted(x)),
         "exchanges": len(own),
         "noise": sum(1 for x in own if not x.signal),
         "summaries": [_summary(s) for s in summaries if s.episode_id == row.id],
@@ -266,6 +235,12 @@ def render(data: dict[str, Any], console: Console) -> None:
         spent = data["tokens"]["next_request_without_message"]["carry_over"]
         title = f"carried over by the reset · {spent} tokens"
         console.print(Panel.fit(Text(cur["carry_over_block"]), title=title))
+    previous = cur["previous_case"]
+    if previous and previous["block"]:
+        title = f"previous case (episode {previous['episode']}) · in play: {previous['in_play']}"
+        console.print(Panel.fit(Text(previous["block"]), title=title))
+    if data["resets_reverted"]:
+        console.print(_reverted_table(data["resets_reverted"]))
     if data["noise"]:
         console.print(_noise_table(data["noise"]))
     console.print(_tokens_table(data["tokens"]))
@@ -284,6 +259,16 @@ def _episodes_table(episodes: list[dict[str, Any]]) -> Table:
         row(out, str(e["id"]), e["began"], e["reason"] or "", e["started_at"][:19],
             (e["closed_at"] or "open")[:19], str(e["exchanges"]), str(e["noise"]),
             signals)  # fmt: skip
+    return out
+
+
+def _reverted_table(rows: list[dict[str, Any]]) -> Table:
+    out = table(f"resets reverted ({len(rows)})", "exchange", "episode", "reason", "shared",
+                "undone episode", "user")  # fmt: skip
+    for x in rows:
+        row(out, f"#{x['exchange']}", str(x["episode"]), str(x["reason"]),
+            clip(", ".join(map(str, x["shared"])), 40), str(x["reverted_episode"]),
+            clip(x["user"], 50))  # fmt: skip
     return out
 
 

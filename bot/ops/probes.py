@@ -15,6 +15,7 @@ from bot.app import App
 from bot.ops.report import TurnReport
 from memory.policy import Assembly
 from memory.tokens import count_messages
+from memory.types import TopicDecision
 from providers.base import Message
 
 
@@ -34,6 +35,7 @@ class Probed:
     recall_tokens: int
     system: str
     messages: list[dict[str, Any]]
+    revert_reason: str | None = None  # the probe would revert the latest automatic reset
 
     def turn_report(self, session: str, turn: int) -> TurnReport:
         """The probe's report line: no fold, no model call, flagged as a probe."""
@@ -53,6 +55,8 @@ class Probed:
             recall_exchanges=self.recall_exchanges,
             recall_tokens=self.recall_tokens,
             probe=True,
+            reset_reverted=self.revert_reason is not None,
+            reset_revert_reason=self.revert_reason,
         )
 
     def context(self, session: str, turn: int) -> dict[str, Any]:
@@ -70,9 +74,12 @@ async def dry_run(
     full = count_messages(app.tokenizer, system_prompt, [*history, Message("user", text)])
     episodes = len(await app.store.episodes(key))
     reason = decision.reason if decision.reset else None
+    reverted = revert_reason(decision)
     if not isinstance(plan, Assembly):  # too large: no request would be sent
         messages = [{"role": "user", "content": text}]
-        return Probed(episodes, 0, full, 0, 0, 0, decision.reset, reason, 0, 0, "", messages)
+        return Probed(
+            episodes, 0, full, 0, 0, 0, decision.reset, reason, 0, 0, "", messages, reverted
+        )
     return Probed(
         episodes,
         count_messages(app.tokenizer, plan.system, plan.messages),
@@ -86,4 +93,13 @@ async def dry_run(
         plan.tokens.get("recall", 0),
         plan.system,
         [{"role": m.role, "content": m.content} for m in plan.messages],
+        reverted,
     )
+
+
+def revert_reason(decision: TopicDecision) -> str | None:
+    """Why a turn's message reverted the latest automatic reset (`shared_facts`, …), or
+    None when it did not."""
+    if decision.reason != "reset_reverted":
+        return None
+    return str(decision.signals.get("reset_revert_reason", "")) or None

@@ -29,7 +29,7 @@ from typing import Any
 
 from bot.app import App, build_models
 from bot.conversation.inbound import Inbound
-from bot.ops.probes import dry_run
+from bot.ops.probes import dry_run, revert_reason
 from bot.ops.report import Report, TurnReport, write_outputs
 from config.settings import Settings
 from memory.engine import Outcome, Prepared
@@ -269,6 +269,7 @@ class _Run:
         window, pending, summary = await self._shape(key)
         reset = bool(before) and after[-1].id > before[-1].id
         outcome = self.seen.last[1] if self.seen.last else None
+        reverted = _reverted(self.seen.last[0] if self.seen.last else None)
         recall_exchanges, recall_tokens = _recall_of(outcome.assembly if outcome else None)
         tokenizer = app.tokenizer
         self.report.turns.append(
@@ -292,6 +293,8 @@ class _Run:
                 noise_reason=outcome.noise_reason if outcome else None,
                 recall_exchanges=recall_exchanges,
                 recall_tokens=recall_tokens,
+                reset_reverted=reverted is not None,
+                reset_revert_reason=reverted,
             )
         )
         self.report.contexts.append(_context(turn, number, requests))
@@ -319,6 +322,11 @@ class _Run:
         if not isinstance(plan, Assembly):
             return 0, 0, 0
         return len(plan.window), len(plan.pending), plan.tokens.get("summary", 0)
+
+
+def _reverted(prepared: Prepared | None) -> str | None:
+    """Why the turn reverted the latest automatic reset, or None when it did not."""
+    return revert_reason(prepared.decision) if prepared is not None else None
 
 
 def _recall_of(assembly: Assembly | None) -> tuple[int, int]:

@@ -14,7 +14,7 @@ from typing import Any
 
 @dataclass(slots=True, kw_only=True)
 class TurnReport:
-    """One line of the report's `turns` (built by keyword: sixteen fields)."""
+    """One line of the report's `turns` (built by keyword: eighteen fields)."""
 
     session: str
     turn: int
@@ -32,6 +32,10 @@ class TurnReport:
     recall_exchanges: int = 0
     recall_tokens: int = 0
     probe: bool = False
+    # This turn's message continued the case a recent automatic reset closed: that reset
+    # was undone (it does not stand), and why (`memory.soft_reset.revert`).
+    reset_reverted: bool = False
+    reset_revert_reason: str | None = None
 
 
 @dataclass(slots=True)
@@ -48,6 +52,7 @@ class Report:
         real = [t for t in self.turns if not t.probe]
         prompt = sum(t.prompt_tokens for t in real)
         full = sum(t.full_history_tokens for t in real)
+        reverted = sum(1 for t in real if t.reset_reverted)
         return {
             "turns": len(real),
             "prompt_tokens": prompt,
@@ -56,7 +61,8 @@ class Report:
             "fold_calls": sum(t.fold_calls for t in real),
             "fold_input_tokens": self.fold_input_tokens,
             "fold_output_tokens": self.fold_output_tokens,
-            "resets": sum(1 for t in real if t.reset),
+            "resets": sum(1 for t in real if t.reset) - reverted,  # the ones that stand
+            "resets_reverted": reverted,
             "recall_tokens": sum(t.recall_tokens for t in real),
         }
 

@@ -37,6 +37,11 @@ _LABELS = {
     ),
 }
 _SPEAKERS = {"es": ("Usuario", "Asistente"), "en": ("User", "Assistant")}
+# Marks an exchange of the episode a recent automatic reset closed (`Hit.previous`).
+_PREVIOUS = {
+    "es": " · de la conversación anterior, puede no tener relación",
+    "en": " · from the previous conversation, may be unrelated",
+}
 CACHE_SIZE = 4096  # pieces whose token count is kept
 
 
@@ -79,19 +84,25 @@ EMPTY = RecallBlock("", (), 0)
 
 def piece(hit: Hit, language: str) -> str:
     ex = hit.exchange
-    return _piece(ex.id, ex.created_at, ex.user_text, ex.reply_text, language)
+    return _piece(ex.id, ex.created_at, ex.user_text, ex.reply_text, language, hit.previous)
 
 
 @lru_cache(maxsize=2048)
 def _piece(
-    exchange_id: int, at: datetime | None, user_text: str, reply_text: str, language: str
+    exchange_id: int,
+    at: datetime | None,
+    user_text: str,
+    reply_text: str,
+    language: str,
+    previous: bool = False,
 ) -> str:
     """Cached: the same old exchange is recalled turn after turn (keyed by its texts too,
     so a reused id is written afresh)."""
     user, assistant = _SPEAKERS.get(language, _SPEAKERS["en"])
     when = at.strftime("%Y-%m-%d %H:%M") if at else "?"
+    where = _PREVIOUS.get(language, _PREVIOUS["en"]) if previous else ""
     return (
-        f"[#{exchange_id} · {when}]\n{user}: {neutralize(user_text)}\n"
+        f"[#{exchange_id} · {when}{where}]\n{user}: {neutralize(user_text)}\n"
         f"{assistant}: {neutralize(reply_text)}"
     )
 

@@ -17,13 +17,16 @@ from memory.recall.terms import QueryTerm
 @dataclass(frozen=True, slots=True)
 class RecallQuery:
     """One search: the indexed signal exchanges of a session's episode with
-    `id < before` (None: no bound) that match `terms`, at most `limit` of them."""
+    `id < before` (None: no bound) that match `terms`, at most `limit` of them; and
+    when `previous` names the episode a recent automatic reset closed, every exchange of
+    that one too, its hits ranked first (`memory.recall.rank.rank_with_previous`)."""
 
     session_id: int
     episode_id: int
     terms: tuple[QueryTerm, ...]
     before: int | None = None
     limit: int = 8
+    previous: int | None = None
 
 
 @runtime_checkable

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memory.recall.terms import QueryTerm
 from memory.types import Exchange
@@ -39,6 +39,7 @@ class Hit:
     exchange: Exchange
     score: float
     matched: tuple[str, ...]
+    previous: bool = False  # of the episode a recent automatic reset closed
 
 
 def idf(df: int, docs: int) -> float:
@@ -108,6 +109,23 @@ def rank(
     floor = hits[0].score * BEST_SHARE
     by_id = {c.exchange.id: c for c in candidates}
     return dedupe([h for h in hits if h.score >= floor], by_id, limit)
+
+
+def rank_with_previous(
+    query: Sequence[QueryTerm],
+    current: Sequence[Candidate],
+    previous: Sequence[Candidate],
+    df: Mapping[str, int],
+    docs: int,
+    limit: int,
+) -> list[Hit]:
+    """`rank` of each episode's candidates over the key's same statistics: the hits of
+    the episode a recent automatic reset closed first (the new message is about the old
+    case when it matches it at all), then the current episode's; near-duplicates out."""
+    before = [replace(h, previous=True) for h in rank(query, previous, df, docs, limit)]
+    hits = [*before, *rank(query, current, df, docs, limit)]
+    by_id = {c.exchange.id: c for c in (*current, *previous)}
+    return dedupe(hits, by_id, limit)
 
 
 def dedupe(

@@ -7,19 +7,21 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from memory.types import Episode, Exchange, TurnState
+from memory.types import Episode, Exchange, PreviousCase, SummaryVersion, TurnState
 
 
 @dataclass(frozen=True, slots=True)
 class NewEpisode:
     """A reset of a session: close its current episode (its summaries stay as its
-    record) and open one that holds `carry_over`, (kind, value) identity facts."""
+    record) and open one that holds `carry_over`, (kind, value) identity facts, and
+    `previous`, the closed case (an automatic reset's: `memory.soft_reset`)."""
 
     session_id: int
     opened_by: str  # "manual", or "auto:<reason>"
     at: datetime
     signals: dict[str, object] | None = None
     carry_over: tuple[tuple[str, str], ...] = ()
+    previous: PreviousCase | None = None
 
 
 class EpisodeStore(Protocol):
@@ -34,13 +36,21 @@ class EpisodeStore(Protocol):
         ...
 
     async def start_episode(self, new: NewEpisode) -> Episode:
-        """The reset `new` in one transaction; the episode opened (its carry-over is kept
-        across restarts)."""
+        """The reset `new` in one transaction; the episode opened (its carry-over and
+        previous case are kept across restarts)."""
         ...
 
     async def undo_reset(self, session_id: int, at: datetime, within_s: float) -> Episode | None:
         """Reopen the previous episode if the current one has folded nothing yet, or an
         automatic reset opened it less than `within_s` ago; its exchanges move back."""
+        ...
+
+    async def episodes(self, key: str) -> list[Episode]:
+        """As `OperatorQueries.episodes` (what reverting a reset would reopen, read only)."""
+        ...
+
+    async def summaries(self, episode_id: int) -> list[SummaryVersion]:
+        """As `OperatorQueries.summaries`."""
         ...
 
     async def forget(self, key: str) -> int:

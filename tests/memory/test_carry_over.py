@@ -1,6 +1,9 @@
-"""Carry-over (invariant 6): after an automatic reset only the user's identity facts, in
-one labelled block, reach the model from earlier episodes; `/reset`, `none` and `/forget`
-carry nothing; `/undo` brings the old episode back and drops the block."""
+"""Carry-over (invariant 6, with the soft reset): after an automatic reset the user's
+identity facts ride in one labelled block, and the closed case's facts in another while
+the new episode refers to them or is only a few messages old; after a reset that stands
+and is not referred back to, only the identity block reaches the model from earlier
+episodes. `/reset`, `none` and `/forget` carry nothing; `/undo` and a revert bring the
+old episode back and drop both blocks."""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.blocks import CARRY_OVER_TAG
+from memory.blocks import CARRY_OVER_TAG, CASE_TAG
 from memory.carry_over import carried, carry_over_block
 from memory.engine import MemoryEngine
 from memory.policy import Assembly
@@ -27,6 +30,9 @@ OLD = [
 ]
 NEW = "Otra cosa: ¿abrís el sábado por la tarde?"
 SECRET_BITS = ("4471", "pantalla", "45,90", "devolváis")
+CASE_FACTS = ("4471", "45,90")  # the closed case's hard facts
+CONVERSATION = ("pantalla", "devolváis")  # its words, which never ride in a block
+UNRELATED = ["¿Y el domingo?", "¿Tenéis aparcamiento?", "¿Aceptáis tarjeta?", "¿Y en agosto?"]
 
 
 async def reset_on_otra(_state: TurnState, message: str, _now: datetime) -> TopicDecision:
@@ -79,18 +85,28 @@ def test_the_block_is_labelled_and_empty_without_facts() -> None:
     assert carry_over_block((), "es") == ""
 
 
-async def test_after_an_automatic_reset_only_the_carry_over_reaches_the_model(
+def case_of(plan: Assembly) -> str:
+    """The request's previous-case block, or ""."""
+    start = plan.system.find(f"<{CASE_TAG}>")
+    return "" if start < 0 else plan.system[start : plan.system.index(f"</{CASE_TAG}>") + 16]
+
+
+async def test_after_an_automatic_reset_the_closed_case_rides_in_its_own_block(
     store: SQLiteStore,
 ) -> None:
-    """No earlier-episode content but the identity block is in the first new request."""
+    """Right after the reset: the identity block, and the closed case's facts in their
+    own labelled block; nothing else of the old conversation, no summary, no window."""
     engine = engine_for(store)
     for text in OLD:
         await turn(engine, text)
     plan = await turn(engine, NEW)
-    sent = sent_text(plan)
+    sent, case = sent_text(plan), case_of(plan)
     assert f"<{CARRY_OVER_TAG}>" in plan.system
     assert "ana@example.com" in plan.system
-    assert not any(bit in sent for bit in SECRET_BITS)
+    assert all(fact in case for fact in CASE_FACTS)
+    assert "may be unrelated" in case or "puede no tener relación" in case
+    assert not any(bit in sent.replace(case, "") for bit in SECRET_BITS)
+    assert not any(word in sent for word in CONVERSATION)
     assert plan.summary is None
     assert plan.window == ()
     assert plan.recall.hits == ()
@@ -98,6 +114,69 @@ async def test_after_an_automatic_reset_only_the_carry_over_reaches_the_model(
     assert plan.tokens["total"] == sum(v for k, v in plan.tokens.items() if k != "total")
     later = await turn(engine, "¿Y el domingo?")
     assert "ana@example.com" in later.system  # stable across the episode's turns
+
+
+async def test_after_a_reset_that_stands_only_the_identity_block_stays(store: SQLiteStore) -> None:
+    """Invariant 6 with the soft reset: once the revert window is over and the new episode
+    does not refer to the closed case, no earlier-episode content reaches the model but
+    the identity carry-over (the case facts are gone from the request)."""
+    engine = engine_for(store)
+    for text in OLD:
+        await turn(engine, text)
+    await turn(engine, NEW)
+    plans = [await turn(engine, text) for text in UNRELATED]
+    assert all(fact in plans[0].system for fact in CASE_FACTS)  # still within the window
+    last = await turn(engine, "¿Y los festivos?")
+    sent = sent_text(last)
+    assert f"<{CASE_TAG}" not in last.system
+    assert not any(bit in sent for bit in SECRET_BITS)
+    assert all(hit.exchange.episode_id == last.window[0].episode_id for hit in last.recall.hits)
+    assert "ana@example.com" in last.system
+    assert len(await store.episodes(KEY)) == 2  # the reset stood
+
+
+async def test_a_new_episode_that_refers_back_brings_the_case_facts_again(
+    store: SQLiteStore,
+) -> None:
+    """After the revert window, a message naming one of the closed case's facts brings
+    the case block back (and recall searches the closed episode); the reset stands."""
+    engine = engine_for(store)
+    for text in OLD:
+        await turn(engine, text)
+    await turn(engine, NEW)
+    for text in [*UNRELATED, "¿Y los festivos?"]:
+        await turn(engine, text)
+    plan = await turn(engine, "Por cierto, ¿cuándo me devolvéis los 45,90 euros?")
+    assert "4471" in case_of(plan)
+    assert any(hit.previous for hit in plan.recall.hits)
+    assert "devolváis" in plan.recall.text  # the closed episode's exchange, recalled
+    assert len(await store.episodes(KEY)) == 2
+
+
+async def test_a_false_reset_reverts_when_the_next_message_shares_a_fact(
+    store: SQLiteStore,
+) -> None:
+    """The order number of the closed case in the next message: the reset reverts before
+    the context is built, and the old case's exchanges are in that turn's request."""
+    engine = engine_for(store)
+    for text in OLD:
+        await turn(engine, text)
+    await turn(engine, NEW)
+    prepared = await engine.prepare(KEY, "Otra cosa: el pedido 4471 sigue sin llegar")
+    decision = prepared.decision
+    assert decision.reason == "reset_reverted"
+    assert decision.signals["reset_revert_reason"] == "shared_facts"
+    assert not decision.reset  # the same message does not reset again
+    plan = prepared.plan
+    assert isinstance(plan, Assembly)
+    sent = sent_text(plan)
+    assert "45,90" in sent
+    assert "pantalla" in sent
+    assert f"<{CASE_TAG}" not in plan.system
+    assert f"<{CARRY_OVER_TAG}" not in plan.system
+    episodes = await store.episodes(KEY)
+    assert len(episodes) == 1
+    assert episodes[0].reopened_at is not None  # as after /undo (respect_undo applies)
 
 
 async def test_the_carry_over_sits_between_memory_and_recall(store: SQLiteStore) -> None:
@@ -113,7 +192,8 @@ async def test_the_carry_over_sits_between_memory_and_recall(store: SQLiteStore)
 
 
 async def test_manual_reset_carries_nothing(store: SQLiteStore) -> None:
-    """`/reset` is a clean slate: no carry-over block, no earlier content."""
+    """`/reset` is a clean slate: no carry-over block, no earlier content, and it never
+    reverts, whatever the next message says."""
     engine = engine_for(store)
     for text in OLD:
         await turn(engine, text)
@@ -121,6 +201,10 @@ async def test_manual_reset_carries_nothing(store: SQLiteStore) -> None:
     plan = await turn(engine, "¿Abrís el sábado?")
     assert f"<{CARRY_OVER_TAG}" not in plan.system
     assert "Ana" not in sent_text(plan)
+    again = await turn(engine, "Sigo igual con el pedido 4471 y los 45,90 euros")
+    assert f"<{CASE_TAG}" not in again.system
+    assert "pantalla" not in sent_text(again)
+    assert len(await store.episodes(KEY)) == 2
 
 
 async def test_none_carries_nothing(store: SQLiteStore) -> None:
@@ -130,7 +214,9 @@ async def test_none_carries_nothing(store: SQLiteStore) -> None:
         await turn(engine, text)
     plan = await turn(engine, NEW)
     assert f"<{CARRY_OVER_TAG}" not in plan.system
+    assert f"<{CASE_TAG}" not in plan.system
     assert "Ana" not in sent_text(plan)
+    assert not any(bit in sent_text(plan) for bit in SECRET_BITS)
 
 
 async def test_undo_restores_the_episode_and_drops_the_carry_over(store: SQLiteStore) -> None:
@@ -142,6 +228,7 @@ async def test_undo_restores_the_episode_and_drops_the_carry_over(store: SQLiteS
     assert await engine.episodes.undo(KEY) is not None
     plan = await turn(engine, "Sigo con lo del pedido")
     assert f"<{CARRY_OVER_TAG}" not in plan.system
+    assert f"<{CASE_TAG}" not in plan.system
     assert "45,90" in sent_text(plan)  # the previous episode's last exchange is back
 
 

@@ -1,18 +1,23 @@
-"""Invariants 1-4 of DESIGN.md, checked at every chat-model call over random histories."""
+"""Invariants 1-4 and 6 of DESIGN.md, checked at every chat-model call over random
+histories with automatic resets, and messages that go back to the closed case (which
+revert the reset while it is recent)."""
 
 from __future__ import annotations
 
 import asyncio
 import re
 from dataclasses import replace
+from datetime import datetime
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memory.blocks import CASE_TAG, RECALL_TAG
 from memory.engine import EngineConfig, MemoryEngine
 from memory.fold.service import FoldService
 from memory.policy import Assembly
 from memory.store.sqlite.store import SQLiteStore
+from memory.types import TopicDecision, TurnState
 from providers.base import ChatRequest, ProviderUnavailable, Usage
 from tests.support.engine import WordTokenizer
 from tests.support.fakes import FakeSummarizer, ScriptedChatModel
@@ -31,7 +36,22 @@ operation = st.one_of(
     st.tuples(st.just("fold"), st.booleans()),  # True: the fold fails
     st.tuples(st.just("window"), st.integers(min_value=1, max_value=6)),
     st.tuples(st.just("slow"), st.just(0)),
+    st.tuples(st.just("reset"), st.just(0)),  # the next message's topic check resets
+    st.tuples(st.just("back"), st.just(0)),  # a message repeating the closed case's words
 )
+
+
+class Topic:
+    """A topic check that resets exactly when told to, for the next message."""
+
+    def __init__(self) -> None:
+        self.reset_next = False
+
+    async def __call__(self, _state: TurnState, _message: str, _now: datetime) -> TopicDecision:
+        if self.reset_next:
+            self.reset_next = False
+            return TopicDecision("reset", "forced")
+        return TopicDecision("continue", "same")
 
 
 async def _check_request(store: SQLiteStore, request: ChatRequest, budget: int) -> None:
@@ -43,8 +63,18 @@ async def _check_request(store: SQLiteStore, request: ChatRequest, budget: int) 
     if version:
         versions = await store.summaries(state.episode.id)
         checkpoint = next(s.checkpoint for s in versions if s.version == int(version.group(1)))
+    recall = _block(request.system, RECALL_TAG)
+    previous = state.episode.previous
+    if f"<{CASE_TAG}>" in request.system:  # the closed case's facts: only after a reset
+        assert previous is not None
     for ex in await store.all_exchanges(KEY):
         if ex.episode_id != state.episode.id:
+            # invariant 6: an earlier episode reaches the model only as the closed case,
+            # recalled while it is in play, in the recall block
+            if ex.user_text in text:
+                assert previous is not None
+                assert ex.episode_id == previous.episode_id
+                assert ex.user_text in recall
             continue
         if not ex.signal:  # invariant 3: noise is never sent
             assert ex.reply_text == "" or ex.reply_text not in text
@@ -56,6 +86,11 @@ async def _check_request(store: SQLiteStore, request: ChatRequest, budget: int) 
     assert total <= budget  # invariant 2
 
 
+def _block(system: str, tag: str) -> str:
+    start = system.find(f"<{tag}>")
+    return "" if start < 0 else system[start : system.index(f"</{tag}>", start)]
+
+
 async def _run(ops: list[tuple[str, object, ...]]) -> None:  # type: ignore[misc]
     store = await SQLiteStore.open(":memory:")
     summarizer = FakeSummarizer()
@@ -65,6 +100,7 @@ async def _run(ops: list[tuple[str, object, ...]]) -> None:  # type: ignore[misc
     )
     model = ScriptedChatModel()
     model.on_call = lambda req: _check_request(store, req, BUDGET)
+    topic = Topic()
     engine = MemoryEngine(
         store,
         model,
@@ -78,14 +114,24 @@ async def _run(ops: list[tuple[str, object, ...]]) -> None:  # type: ignore[misc
             reply_tokens=50,
             summary_tokens=60,
         ),
+        topic=topic,
     )
     n = 0
+    closed: list[str] = []  # the user words of the episode the latest reset closed
     try:
         for op in ops:
             kind = op[0]
             if kind == "msg":
                 n += 1
                 await _turn(engine, model, n, int(op[1]), str(op[2]))  # type: ignore[call-overload]
+            elif kind == "reset":
+                state = await store.peek_state(KEY, 1)
+                if state is not None and state.window:
+                    closed = state.window[-1].user_text.split()[1:]
+                topic.reset_next = True
+            elif kind == "back":
+                n += 1
+                await _turn(engine, model, n, 0, "signal", closed[:3])
             elif kind == "fold":
                 summarizer.fail = bool(op[1])
                 before = await _versions(store)
@@ -122,9 +168,14 @@ async def _versions(store: SQLiteStore) -> list[tuple[int, int, str]]:
 
 
 async def _turn(
-    engine: MemoryEngine, model: ScriptedChatModel, n: int, words: int, kind: str
+    engine: MemoryEngine,
+    model: ScriptedChatModel,
+    n: int,
+    words: int,
+    kind: str,
+    repeat: list[str] | None = None,
 ) -> None:
-    user = f"u{n} " + " ".join(f"w{n}x{i}" for i in range(words))
+    user = f"u{n} " + " ".join([*(repeat or ()), *(f"w{n}x{i}" for i in range(words))])
     reply = {
         "signal": f"r{n} respuesta útil número {n}",
         "empty": "   ",
@@ -146,7 +197,9 @@ async def _turn(
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(operation, min_size=1, max_size=30))
 def test_invariants_hold_over_random_histories(ops: list[tuple[str, object, ...]]) -> None:  # type: ignore[misc]
-    """Nothing lost, bounded context, noise never sent or folded, failed folds change nothing."""
+    """Nothing lost, bounded context, noise never sent or folded, failed folds change
+    nothing, and (with resets that stand or revert) earlier episodes reach the model only
+    as the closed case while it is in play."""
     asyncio.run(_run(ops))
 
 

@@ -63,9 +63,16 @@ class PostgresEpisodes:
                     await conn.execute(
                         sql.EPISODE_CLOSE, (at, opened_by, row["current_episode_id"])
                     )
-                new_id = await open_episode(conn, session_id, opened_by, signals, at, carry_over)
+                new_id = await open_episode(
+                    conn, session_id, opened_by, signals, at, carry_over, new.previous
+                )
             return Episode(
-                new_id, session_id, at, opened_by=opened_by, carry_over=tuple(carry_over)
+                new_id,
+                session_id,
+                at,
+                opened_by=opened_by,
+                carry_over=tuple(carry_over),
+                previous=new.previous,
             )
         finally:
             self.states.void_session(new.session_id)

@@ -167,6 +167,12 @@ async def _episode_carry_over(conn: Conn) -> None:
     await conn.execute("ALTER TABLE episodes ADD COLUMN carry_over TEXT")
 
 
+async def _episode_previous_case(conn: Conn) -> None:
+    """The case an automatic reset closed, kept with the episode it opened (JSON,
+    `memory.store.codec`)."""
+    await conn.execute("ALTER TABLE episodes ADD COLUMN previous_case TEXT")
+
+
 async def _recall_index(conn: Conn) -> None:
     """Recall over the same Python terms as SQLite: a per-key `tsvector` side table with
     a GIN index, backfilled from the stored signal exchanges (`recall.py`)."""
@@ -192,6 +198,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("0006_recall_index", _recall_index),
     ("0007_usage", _usage),
     ("0008_intake_function", _intake_function),
+    ("0009_episode_previous_case", _episode_previous_case),
 )
 
 

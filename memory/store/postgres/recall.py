@@ -37,7 +37,7 @@ import structlog
 from psycopg.rows import dict_row
 
 from memory.recall.port import RecallQuery
-from memory.recall.rank import Candidate, Hit, idf, rank, searchable
+from memory.recall.rank import Candidate, Hit, idf, rank, rank_with_previous, searchable
 from memory.recall.terms import QueryTerm, terms
 from memory.store.turns import NewExchange
 from memory.types import Exchange
@@ -223,6 +223,24 @@ async def migrate(conn: Conn) -> None:
     await conn.execute(GIN)
 
 
+async def _candidates(
+    conn: Conn,
+    query: RecallQuery,
+    episode_id: int,
+    before: int | None,
+    wanted: Sequence[QueryTerm],
+    df: dict[str, int],
+    docs: int,
+) -> list[Candidate]:
+    """The episode's best `CANDIDATES` matches with `id < before` (None: no bound)."""
+    if before is not None and before <= 0:
+        return []
+    params = search_params(query.session_id, episode_id, wanted, df, docs, before)
+    cur = await conn.cursor(row_factory=dict_row).execute(SEARCH, params)
+    cut = len(_prefix(query.session_id))
+    return [_candidate(r, cut) for r in await cur.fetchall()]
+
+
 class PostgresRecall:
     """`RecallIndex` on PostgreSQL: the recall part of `PostgresStore`."""
 
@@ -240,11 +258,13 @@ class PostgresRecall:
             wanted = searchable(query.terms, df, docs)
             if not wanted:
                 return []
-            params = search_params(session_id, query.episode_id, wanted, df, docs, query.before)
-            cur = await conn.cursor(row_factory=dict_row).execute(SEARCH, params)
-            rows = await cur.fetchall()
-        cut = len(_prefix(session_id))
-        return rank(wanted, [_candidate(r, cut) for r in rows], df, docs, query.limit)
+            current = await _candidates(
+                conn, query, query.episode_id, query.before, wanted, df, docs
+            )
+            if query.previous is None:
+                return rank(wanted, current, df, docs, query.limit)
+            previous = await _candidates(conn, query, query.previous, None, wanted, df, docs)
+        return rank_with_previous(wanted, current, previous, df, docs, query.limit)
 
     async def recall_index_size(self, key: str) -> tuple[int, int]:
         """(indexed exchanges of `key`, bytes of the recall table and its GIN index)."""

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, cast
 
+from memory.store import codec
 from memory.types import Episode, Exchange, InboxEntry, InboxStatus, SummaryVersion
 
 Row = Mapping[str, Any]
@@ -57,6 +58,7 @@ def episode_row(row: Row, p: str = "") -> Episode:
         row[p + "opened_by"],
         row[p + "reopened_at"],
         carry_over=carry_pairs(row[p + "carry_over"]),
+        previous=codec.decode(row[p + "previous_case"]),
     )
 
 

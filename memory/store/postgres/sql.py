@@ -5,7 +5,8 @@ from __future__ import annotations
 
 EXCHANGE_COLS = "id, episode_id, user_text, reply_text, signal, noise_reason, created_at"
 EPISODE_COLS = (
-    "id, session_id, started_at, closed_at, close_reason, opened_by, reopened_at, carry_over"
+    "id, session_id, started_at, closed_at, close_reason, opened_by, reopened_at, carry_over,"
+    " previous_case"
 )
 SUMMARY_COLS = (
     "id, episode_id, version, text, checkpoint, prompt_version, model, source_from,"
@@ -70,8 +71,8 @@ SESSION_INSERT = (
     " ON CONFLICT (key) DO NOTHING RETURNING id"
 )
 EPISODE_INSERT = (
-    "INSERT INTO episodes (session_id, started_at, opened_by, reset_signals, carry_over)"
-    " VALUES (%s, %s, %s, %s, %s) RETURNING id"
+    "INSERT INTO episodes (session_id, started_at, opened_by, reset_signals, carry_over,"
+    " previous_case) VALUES (%s, %s, %s, %s, %s, %s) RETURNING id"
 )
 SESSION_CURRENT = "UPDATE sessions SET current_episode_id = %s WHERE id = %s"
 EPISODE_CLOSE = "UPDATE episodes SET closed_at = %s, close_reason = %s WHERE id = %s"

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
+from memory.store import codec
 from memory.store.postgres import sql
 from memory.store.postgres.connection import Conn, PostgresDatabase
 from memory.store.postgres.inbox import intake_of, intake_params
@@ -18,7 +19,7 @@ from memory.store.postgres.recall import indexed
 from memory.store.postgres.rows import Row, episode_row, exchange_row, summary_row
 from memory.store.states import IntakeStates
 from memory.store.turns import Intake, NewExchange
-from memory.types import Arrival, Exchange, TurnState
+from memory.types import Arrival, Exchange, PreviousCase, TurnState
 
 STAMPS_KEPT = 10_000  # intake stamps awaiting their claim; past it the oldest go (bounded)
 
@@ -96,10 +97,11 @@ async def open_episode(
     signals: dict[str, object] | None,
     at: datetime,
     carry_over: Sequence[tuple[str, str]] = (),
+    previous: PreviousCase | None = None,
 ) -> int:
     encoded = json.dumps(signals, ensure_ascii=False, default=str) if signals else None
     carried = json.dumps([list(p) for p in carry_over], ensure_ascii=False) if carry_over else None
-    values = (session_id, at, opened_by, encoded, carried)
+    values = (session_id, at, opened_by, encoded, carried, codec.encode(previous))
     cur = await conn.execute(sql.EPISODE_INSERT, values)
     row = await cur.fetchone()
     assert row is not None

@@ -35,8 +35,16 @@ def start_episode(db: sqlite3.Connection, *, new: NewEpisode) -> Episode:
         opened_by=opened_by,
         signals=signals,
         carry_over=carry_over,
+        previous=new.previous,
     )
-    return Episode(new_id, session_id, at, opened_by=opened_by, carry_over=tuple(carry_over))
+    return Episode(
+        new_id,
+        session_id,
+        at,
+        opened_by=opened_by,
+        carry_over=tuple(carry_over),
+        previous=new.previous,
+    )
 
 
 def undo_reset(

@@ -169,6 +169,13 @@ def recall_crisis_merge(db: sqlite3.Connection) -> None:
     recall_index_tables.tune(db)
 
 
+@migration
+def episode_previous_case(db: sqlite3.Connection) -> None:
+    """The case an automatic reset closed, kept with the episode it opened (JSON,
+    `memory.store.codec`)."""
+    db.execute("ALTER TABLE episodes ADD COLUMN previous_case TEXT")
+
+
 def _apply(db: sqlite3.Connection, number: int, name: str, apply: Migration) -> None:
     apply(db)
     at = datetime.now(UTC).isoformat()

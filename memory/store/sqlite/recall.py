@@ -40,6 +40,8 @@ class SQLiteRecall:
         disk (FTS5), while the key's index is read into memory in the background."""
         if not query.terms or query.limit <= 0:
             return []
+        if query.previous is not None:  # memory holds the current episode only
+            return await self.db.read(partial(recall_index.search, query=query))
         hits = self.hot.search(query)
         if hits is not None:
             return hits

@@ -30,7 +30,7 @@ from typing import Any
 
 from memory.recall.hot import Indexed, KeyIndex
 from memory.recall.port import RecallQuery
-from memory.recall.rank import Candidate, Hit, rank, searchable
+from memory.recall.rank import Candidate, Hit, rank, rank_with_previous, searchable
 from memory.recall.terms import terms
 from memory.store.sqlite.connection import in_transaction
 from memory.types import Exchange
@@ -150,7 +150,8 @@ def _indexed(row: Sequence[Any], prefix: str) -> Indexed:
 
 
 def search(db: sqlite3.Connection, query: RecallQuery) -> list[Hit]:
-    """The ranked hits of `query` in its episode's exchanges with `id < before`."""
+    """The ranked hits of `query` in its episode's exchanges with `id < before` (and in
+    all of `query.previous`, the episode a recent automatic reset closed, ranked first)."""
     session_id, before = query.session_id, query.before
     if not query.terms or query.limit <= 0:
         return []
@@ -166,15 +167,28 @@ def search(db: sqlite3.Connection, query: RecallQuery) -> list[Hit]:
     if not wanted:
         return []
     match = " OR ".join(f'"{prefix}{q.term}"' for q in wanted)
+    bound = 2**62 if before is None else before
+    candidates = _candidates(db, session_id, match, query.episode_id, bound)
+    if query.previous is None:
+        return rank(wanted, candidates, df, docs, query.limit)
+    previous = _candidates(db, session_id, match, query.previous, 2**62)
+    return rank_with_previous(wanted, candidates, previous, df, docs, query.limit)
+
+
+def _candidates(
+    db: sqlite3.Connection, session_id: int, match: str, episode_id: int, before: int
+) -> list[Candidate]:
+    """The episode's best `CANDIDATES` matches of `match` with `id < before`."""
+    if before <= 0:
+        return []
     rows = db.execute(
         f"SELECT f.rowid, f.body, x.episode_id, x.user_text, x.reply_text, x.created_at"
         f" FROM {table(session_id)} f JOIN exchanges x ON x.id = f.rowid"
         f" WHERE {table(session_id)} MATCH ? AND f.rowid < ? AND x.episode_id = ?"
         " ORDER BY rank LIMIT ?",
-        (match, 2**62 if before is None else before, query.episode_id, CANDIDATES),
+        (match, before, episode_id, CANDIDATES),
     ).fetchall()
-    candidates = [_candidate(row, prefix) for row in rows]
-    return rank(wanted, candidates, df, docs, query.limit)
+    return [_candidate(row, _prefix(session_id)) for row in rows]
 
 
 def _candidate(row: Sequence[Any], prefix: str) -> Candidate:

@@ -11,6 +11,7 @@ import sqlite3
 from datetime import UTC, datetime
 from typing import Any
 
+from memory.store import codec
 from memory.store.operator import SessionInfo
 from memory.types import Episode, Exchange, InboxEntry, SummaryVersion
 
@@ -32,6 +33,7 @@ EPISODE_COLS = (
     "opened_by",
     "reopened_at",
     "carry_over",
+    "previous_case",
 )
 SUMMARY_COLS = (
     "id",
@@ -136,6 +138,7 @@ def episode_row(row: sqlite3.Row, prefix: str = "") -> Episode:
         opened_by=row[prefix + "opened_by"],
         reopened_at=_dt(row[prefix + "reopened_at"]),
         carry_over=carry_pairs(row[prefix + "carry_over"]),
+        previous=codec.decode(row[prefix + "previous_case"]),
     )
 
 

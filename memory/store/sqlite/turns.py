@@ -14,6 +14,7 @@ from datetime import datetime
 from functools import partial
 
 from memory.recall.hot import Indexed
+from memory.store import codec
 from memory.store.sqlite import recall_index
 from memory.store.sqlite.connection import GroupCommitWriter
 from memory.store.sqlite.inbox import inbox_add, inbox_mark
@@ -33,7 +34,7 @@ from memory.store.sqlite.rows import (
 )
 from memory.store.states import IntakeStates
 from memory.store.turns import Intake, NewExchange
-from memory.types import Arrival, Episode, Exchange, TopicDecision, TurnState
+from memory.types import Arrival, Episode, Exchange, PreviousCase, TopicDecision, TurnState
 
 # Session, current episode, latest summary version and the newest reply of either kind
 # (two index seeks on exchanges_window, not a scan), in one statement.
@@ -139,17 +140,19 @@ def open_episode(
     opened_by: str | None = None,
     signals: dict[str, object] | None = None,
     carry_over: Sequence[tuple[str, str]] = (),
+    previous: PreviousCase | None = None,
 ) -> int:
     """Insert an episode and make it the session's current one: its id."""
     cur = db.execute(
-        "INSERT INTO episodes (session_id, started_at, opened_by, reset_signals, carry_over)"
-        " VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO episodes (session_id, started_at, opened_by, reset_signals, carry_over,"
+        " previous_case) VALUES (?, ?, ?, ?, ?, ?)",
         (
             session_id,
             iso(at),
             opened_by,
             json.dumps(signals, ensure_ascii=False, default=str) if signals else None,
             json.dumps([list(p) for p in carry_over], ensure_ascii=False) if carry_over else None,
+            codec.encode(previous),
         ),
     )
     assert cur.lastrowid is not None

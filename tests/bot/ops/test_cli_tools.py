@@ -59,7 +59,8 @@ def test_inspect_json_shape(db: Path, capsys: pytest.CaptureFixture[str]) -> Non
     """inspect --json lists episodes (how each began), summaries, window, noise and tokens."""
     data = run_json(capsys, "inspect", KEY, "--json")
     assert set(data) == {
-        "format", "key", "session", "episodes", "current", "noise", "tokens", "recall_index"
+        "format", "key", "session", "episodes", "current", "noise", "tokens", "recall_index",
+        "resets_reverted",
     }  # fmt: skip
     assert data["recall_index"]["exchanges"] >= 1
     assert data["recall_index"]["bytes_all_keys"] > 0
@@ -86,6 +87,8 @@ def test_inspect_json_shape(db: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert set(current["window"][0]) == {"id", "user", "assistant", "created_at"}
     assert current["carry_over"] == []  # a manual reset carries nothing
     assert current["carry_over_block"] is None
+    assert current["previous_case"] is None  # nor keeps the case it closed
+    assert data["resets_reverted"] == []
     assert all(e["carry_over"] == [] for e in episodes)
     tokens = data["tokens"]
     assert isinstance(tokens, dict)

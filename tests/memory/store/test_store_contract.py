@@ -5,13 +5,16 @@
 from __future__ import annotations
 
 import asyncio
+import math
 from datetime import UTC, datetime, timedelta
 
+from memory.recall.port import RecallIndex, RecallQuery
+from memory.recall.terms import query_terms
 from memory.store import Store
 from memory.store.episodes import NewEpisode
 from memory.store.summaries import NewSummary
 from memory.store.turns import NewExchange
-from memory.types import Arrival, TopicDecision
+from memory.types import Arrival, PreviousCase, TopicDecision
 
 T0 = datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
 
@@ -142,6 +145,67 @@ async def test_undo_restores_previous_episode(store: Store) -> None:
     back = await store.turn_state("console:u", 5, T0)
     assert [e.id for e in back.window] == [*ids, *later]
     assert await store.undo_reset(state.session_id, T0, within_s=60) is None
+
+
+async def test_an_automatic_reset_keeps_the_closed_case_until_undone(store: Store) -> None:
+    """The case an automatic reset closed is stored with the episode it opened and read
+    back by every read of it; undoing the reset drops it with that episode."""
+    await add(store, "console:pc", 2)
+    state = await store.turn_state("console:pc", 3, T0)
+    case = PreviousCase(
+        state.episode.id, (("id", "#4821"), ("ip", "10.0.0.5")), ("rout", "4821"), "¿Y bien?"
+    )
+    reset = NewEpisode(state.session_id, "auto:idle", T0, None, (("name", "Ana"),), case)
+    opened = await store.start_episode(reset)
+    assert opened.previous == case
+    now = await store.turn_state("console:pc", 3, T0)
+    peeked = await store.peek_state("console:pc", 3)
+    assert now.episode.previous == case
+    assert peeked is not None
+    assert peeked.episode.previous == case
+    first, second = await store.episodes("console:pc")
+    assert (first.previous, second.previous) == (None, case)
+    assert await store.undo_reset(state.session_id, T0 + timedelta(days=1), math.inf)
+    back = await store.turn_state("console:pc", 3, T0)
+    assert back.episode.id == state.episode.id
+    assert back.episode.previous is None
+    assert back.episode.reopened_at is not None
+
+
+async def say(store: Store, key: str, texts: list[str]) -> list[int]:
+    """Store `texts` as signal exchanges of the key's current episode; their ids."""
+    state = await store.turn_state(key, 1, T0)
+    ids = []
+    for n, text in enumerate(texts):
+        new = NewExchange(
+            state.session_id, state.episode.id, text, "vale", True, None, T0 + timedelta(seconds=n)
+        )
+        ids.append((await store.record_exchange(new)).id)
+    return ids
+
+
+async def test_recall_searches_the_previous_episode_when_asked_its_hits_first(
+    store: Store,
+) -> None:
+    """A query naming the episode a recent automatic reset closed finds its exchanges
+    too, ranked before the current episode's (marked `previous`); without it, none."""
+    assert isinstance(store, RecallIndex)
+    key = "console:rp"
+    filler = [f"consulta general número {n} sobre horario{n} y tienda{n}" for n in range(12)]
+    old = await say(store, key, [*filler, "el ticket 48213 del router zyxel"])
+    state = await store.turn_state(key, 1, T0)
+    await store.start_episode(NewEpisode(state.session_id, "auto:intent_changed", T0))
+    new = await say(store, key, [*filler, "vuelvo al ticket 48213", "otra cosa"])
+    now = await store.turn_state(key, 1, T0)
+    terms = query_terms("¿Qué pasa con el ticket 48213 y el router?")
+    plain = RecallQuery(now.session_id, now.episode.id, terms, new[-1])
+    both = RecallQuery(now.session_id, now.episode.id, terms, new[-1], 8, state.episode.id)
+    assert [h.exchange.id for h in await store.recall(plain)] == [new[-2]]
+    hits = await store.recall(both)
+    assert [h.exchange.id for h in hits] == [old[-1], new[-2]]
+    assert [h.previous for h in hits] == [True, False]
+    nothing_current = RecallQuery(now.session_id, now.episode.id, terms, 0, 8, state.episode.id)
+    assert [h.exchange.id for h in await store.recall(nothing_current)] == [old[-1]]
 
 
 async def test_summary_refused_for_closed_episode(store: Store) -> None:

@@ -1,0 +1,76 @@
+"""Whether the previous case is still in play for a message, and its labelled block.
+
+Pure. After an automatic reset the closed episode's case facts ride into the new one,
+in their own block ("from the previous conversation; may be unrelated"), during its
+first `SOFT_MESSAGES` messages and afterwards for as long as the new episode refers to
+the old case: the new message or a user message of its window mentions one of those
+facts, or the new message shares `MIN_SHARED_TERMS` of the case's terms that the user
+has not used in the new episode. Then recall also searches the closed episode. Otherwise
+only the identity carry-over stays (invariant 6).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+from memory.blocks import CASE_TAG, render_block
+from memory.recall.terms import terms
+from memory.soft_reset.case import mentioned
+from memory.types import Exchange, PreviousCase
+
+SOFT_MESSAGES = 3  # messages after the reset that carry the previous case whatever they say
+MIN_SHARED_TERMS = 2
+CASE_TOKENS = 300  # the block's cap (the engine lowers it for small budgets)
+InPlay = Literal["recent", "shared_facts", "shared_terms"]
+
+_LABELS = {
+    "es": (
+        "datos del caso anterior de este usuario, de la conversación previa (antes de un "
+        "cambio de tema); puede no tener relación con lo que pregunta ahora"
+    ),
+    "en": (
+        "facts of this user's previous case, from the previous conversation (before a change "
+        "of subject); may be unrelated to what they ask now"
+    ),
+}
+
+
+def in_play(
+    previous: PreviousCase | None, message: str, episode: Sequence[Exchange], since_reset: int
+) -> InPlay | None:
+    """Why the previous case still rides with `message`, or None. `episode`: the new
+    episode's exchanges at hand (its window), `since_reset`: its messages so far."""
+    if previous is None:
+        return None
+    if since_reset <= SOFT_MESSAGES:
+        return "recent"
+    texts = (message, *(ex.user_text for ex in episode))
+    if any(mentioned(previous.facts, text) for text in texts):
+        return "shared_facts"
+    if len(shared_terms(previous, message, episode)) >= MIN_SHARED_TERMS:
+        return "shared_terms"
+    return None
+
+
+def shared_terms(
+    previous: PreviousCase, message: str, episode: Sequence[Exchange]
+) -> frozenset[str]:
+    """The case's terms in `message` that the user has not said in the new episode."""
+    own = {t for ex in episode for t in terms(ex.user_text)}
+    return frozenset(terms(message)).intersection(previous.terms) - own
+
+
+def case_block(
+    previous: PreviousCase, language: str, count: Callable[[str], int], cap: int
+) -> str:
+    """The labelled block of the previous case's facts, within `cap` tokens (the least
+    valuable facts, last in `previous.facts`, left out first); "" when none fits."""
+    label = _LABELS.get(language, _LABELS["en"])
+    lines = [f"- {kind}: {value}" for kind, value in previous.facts]
+    while lines:
+        block = render_block(CASE_TAG, {}, label, "\n".join(lines))
+        if count(block) <= cap:
+            return block
+        lines.pop()
+    return ""

@@ -1,0 +1,138 @@
+"""Whether an automatic reset reverts: the new message continues the case it closed.
+
+Pure, like `memory.policy`. One of the first `REVERT_WITHIN` user messages after an
+automatic reset reverts it (as `/undo` does, before the turn's context is built) when it
+continues the previous case more than the new episode:
+
+- `shared_facts`: it mentions more of the previous case's facts (a ticket number, an
+  IP) than hard values (ids, amounts) that only the new episode has said;
+- `shared_terms`: it shares `MIN_SHARED_TERMS` or more of the case's terms that the user
+  has not said in the new episode, and more of them than terms of the user's new
+  messages the case never used;
+- `answers_question`: the previous episode's last reply ended with a question, and the
+  message takes up that question's words (more than the new episode's), or is a short
+  yes or no while the new episode has asked nothing;
+- `continuation_cue`: it says the old case goes on ("lo mismo", "sigue igual",
+  "still") and shares no more with the new episode than with the previous case.
+
+A manual reset (`/reset`) never reverts; a first episode has nothing to revert to.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from memory.recall.terms import hard_terms, terms
+from memory.soft_reset.block import MIN_SHARED_TERMS
+from memory.soft_reset.case import mentioned
+from memory.text.fold import fold
+from memory.types import Exchange, PreviousCase
+
+REVERT_WITHIN = 3  # user messages after the reset (the reset's own not counted)
+SHORT_ANSWER = 8  # words: "sí, ya lo reinicié" answers; a paragraph is a new subject
+RevertReason = Literal["shared_facts", "shared_terms", "continuation_cue", "answers_question"]
+
+# Folded (lower case, no accents). Only phrases that, right after a reset, say the old
+# case goes on.
+_CUES = (
+    "lo mismo", "sigue igual", "sigo igual", "igual que antes", "sigue sin", "sigo sin",
+    "sigue fallando", "sigue pasando", "sigue dando", "sigue apareciendo", "todavia",
+    "aun no", "aun sigue", "aun me", "aqui sigo", "lo de antes", "como te decia",
+    "still", "same issue", "same problem", "same error", "same thing", "as before",
+    "no change", "nothing changed", "keeps happening", "as i said",
+)  # fmt: skip
+_CUE = re.compile(r"\b(?:" + "|".join(re.escape(c) for c in _CUES) + r")\b")
+_YES_NO = re.compile(r"^\W*(?:si|no|yes|yep|yeah|nope|correct[oa]?|exact[oa]?|right)\b")
+
+
+@dataclass(frozen=True, slots=True)
+class RevertCheck:
+    """What the rule looks at: the new message, the case the reset closed, and the new
+    episode (how it was opened, its exchanges so far, how many messages it holds)."""
+
+    message: str
+    previous: PreviousCase | None
+    opened_by: str | None
+    episode: Sequence[Exchange]  # the new episode's exchanges at hand, oldest first
+    since_reset: int  # the new episode's messages before this one
+
+
+@dataclass(frozen=True, slots=True)
+class Revert:
+    reason: RevertReason
+    shared: tuple[str, ...]  # what tied the message to the previous case
+
+    def signals(self) -> dict[str, object]:
+        """What the turn's topic decision records."""
+        return {
+            "reset_reverted": True,
+            "reset_revert_reason": self.reason,
+            "reset_revert_shared": list(self.shared),
+        }
+
+
+def decide_revert(check: RevertCheck) -> Revert | None:
+    """The revert, with its reason, or None: the reset stands (for this message)."""
+    previous = check.previous
+    if previous is None or not (check.opened_by or "").startswith("auto:"):
+        return None
+    if check.since_reset > REVERT_WITHIN:
+        return None
+    return _by_facts(check, previous) or _by_words(check, previous)
+
+
+def _by_facts(check: RevertCheck, previous: PreviousCase) -> Revert | None:
+    old = mentioned(previous.facts, check.message)
+    if not old:
+        return None
+    # The new episode's own hard tokens (an order id, an amount) the message repeats.
+    own = {t for ex in check.episode for t in hard_terms(_texts(ex))}
+    case = {t for _, value in previous.facts for t in hard_terms(value)}
+    new = (hard_terms(check.message) & own) - case
+    return Revert("shared_facts", old) if len(old) > len(new) else None
+
+
+def _by_words(check: RevertCheck, previous: PreviousCase) -> Revert | None:
+    words = frozenset(terms(check.message))
+    # The user's own words in the new episode: the bot's replies there may well talk
+    # about the old case (its facts ride along), which says nothing against it.
+    own = frozenset(t for ex in check.episode for t in terms(ex.user_text))
+    case = frozenset(previous.terms)
+    old, new = (words & case) - own, (words & own) - case
+    answered = _answers(check, previous, words, own, len(new))
+    shared = len(old) >= MIN_SHARED_TERMS and len(old) > len(new)
+    # Named for what explains the overlap: the old question's words, or the case's.
+    if answered is not None and (not shared or len(answered.shared) >= len(old) / 2):
+        return answered
+    if shared:
+        return Revert("shared_terms", tuple(sorted(old)))
+    cue = _CUE.search(fold(check.message))
+    if cue is not None and len(new) <= len(old):
+        return Revert("continuation_cue", (cue.group(0),))
+    return None
+
+
+def _answers(
+    check: RevertCheck,
+    previous: PreviousCase,
+    words: frozenset[str],
+    own: frozenset[str],
+    new: int,
+) -> Revert | None:
+    if not previous.question:
+        return None
+    taken = (words & frozenset(terms(previous.question))) - own
+    if taken and len(taken) > new:
+        return Revert("answers_question", tuple(sorted(taken)))
+    short = len(check.message.split()) <= SHORT_ANSWER
+    asked = any("?" in ex.reply_text for ex in check.episode)
+    if short and not asked and new == 0 and _YES_NO.search(fold(check.message)):
+        return Revert("answers_question", (previous.question,))
+    return None
+
+
+def _texts(ex: Exchange) -> str:
+    return f"{ex.user_text}\n{ex.reply_text}"

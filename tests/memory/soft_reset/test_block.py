@@ -1,0 +1,52 @@
+"""When the previous case rides with a message, and its block (`memory.soft_reset.block`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.blocks import CASE_TAG
+from memory.soft_reset.block import SOFT_MESSAGES, case_block, in_play
+from memory.types import Exchange
+from tests.memory.soft_reset.test_revert import CASE, FIRST
+
+LATER = SOFT_MESSAGES + 1
+
+
+@pytest.mark.parametrize(
+    ("message", "window", "since", "expected"),
+    [
+        ("¿Abrís el domingo?", [FIRST], 1, "recent"),
+        ("¿Abrís el domingo?", [FIRST], LATER, None),
+        ("¿Y el ticket #4821?", [FIRST], LATER, "shared_facts"),
+        ("Gracias", [Exchange(5, 2, "Lo de 192.168.1.1", "ok"), FIRST], LATER, "shared_facts"),
+        ("La fibra del router otra vez", [FIRST], LATER, "shared_terms"),
+        ("El router de la tienda", [Exchange(5, 2, "El router de la tienda", "ok")], LATER, None),
+    ],
+)
+def test_the_case_is_in_play_while_recent_or_referred_to(
+    message: str, window: list[Exchange], since: int, expected: str | None
+) -> None:
+    """Recent, or the message (or the window's user side) names a fact, or the message
+    shares terms of the case that the new episode has not used itself."""
+    assert in_play(CASE, message, window, since) == expected
+
+
+def test_no_previous_case_nothing_in_play() -> None:
+    """A first episode, a manual reset, an undone one: nothing rides."""
+    assert in_play(None, "¿Y el ticket #4821?", [], 0) is None
+
+
+def test_the_block_is_labelled_and_bounded() -> None:
+    """Its label says where the facts come from and that they may be unrelated; it
+    fits its cap by leaving the last (least valuable) facts out."""
+    words = lambda text: len(text.split())  # noqa: E731
+    block = case_block(CASE, "en", words, 1000)
+    assert block.startswith(f"<{CASE_TAG}>\nfacts of this user's previous case")
+    assert "may be unrelated" in block
+    assert "- id: #4821" in block
+    cap = words(block) - 1
+    small = case_block(CASE, "en", words, cap)
+    assert 0 < words(small) <= cap
+    assert small.count("\n- ") == block.count("\n- ") - 1
+    assert "ns1.example.net" not in small  # the last fact went first
+    assert case_block(CASE, "es", words, 5) == ""
