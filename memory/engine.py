@@ -129,6 +129,7 @@ class MemoryEngine:
         dry_run: bool | None = None,
         state: TurnState | None = None,
         user: str | None = None,
+        operator: bool = False,
     ) -> Prepared:
         """Topic check first, then the request, folding synchronously when over budget.
 
@@ -136,12 +137,14 @@ class MemoryEngine:
         nothing (a new session is created only when it is not one, and new sessions are
         never in debug mode). `state`: the key's state already read (at intake, with
         nothing of the key in flight since), instead of reading it again. `user`: the
-        sender; debug then follows that sender's own flag (per operator, not per key)."""
+        sender; debug then follows that sender's own flag (per operator, not per key), and
+        only while `operator` says the sender is one now: a stored flag outlives a revoked
+        operator, so it alone never makes a dry run."""
         now = self.clock()
         if state is None:
             state = await self._state(key, now, bool(dry_run))
         if dry_run is None:
-            dry_run = state.debug if user is None else state.debug_for(user)
+            dry_run = state.debug if user is None else state.debug_for(user) and operator
         decision = await self.topic(state, message, now)
         if decision.reset:
             if dry_run:

@@ -98,7 +98,7 @@ class ConversationHandler:
             message = (key, inbound.external_id, inbound.user, inbound.kind, inbound.text)
             intake = Intake(await self.store.inbox_add(*message, inbound.ts))
         else:
-            intake = await self.store.begin_turn(draft, self.engine.config.window)
+            intake = await self._begin_turn(draft)
         if intake.debug:  # a dry run writes nothing, not even the inbox entry
             return self.serial.submit(key, lambda: self._process(draft))
         added = intake.entry
@@ -107,6 +107,16 @@ class ConversationHandler:
         if intake.state is not None and idle and self.serial.idle(key):
             self._states[added.id] = intake.state
         return self._queue(added)
+
+    async def _begin_turn(self, draft: InboxEntry) -> Intake:
+        """The store's intake, with operator status checked now: a flag left by an operator
+        since revoked is cleared (and the message taken in as any other), not honoured."""
+        intake = await self.store.begin_turn(draft, self.engine.config.window)
+        if not intake.debug or self.settings.is_operator(draft.user):
+            return intake
+        log.info("debug_revoked")
+        await self.store.set_debug(draft.key, False, _now(), draft.user)
+        return await self.store.begin_turn(draft, self.engine.config.window)
 
     async def _over_cap(self, inbound: Inbound) -> asyncio.Future[list[str]] | None:
         """Past the cap a message is acknowledged and recorded as rejected, not answered:
@@ -254,7 +264,11 @@ class ConversationHandler:
         # Debug is decided now, not at intake: "/debug on" and the next message may arrive
         # in one batch, and that message must already be a dry run.
         prepared = await self.engine.prepare(
-            entry.key, text, state=self._states.pop(entry.id, None), user=entry.user
+            entry.key,
+            text,
+            state=self._states.pop(entry.id, None),
+            user=entry.user,
+            operator=self.settings.is_operator(entry.user),
         )
         if prepared.dry_run:
             return [render_debug(prepared, self.language)], False
