@@ -79,6 +79,8 @@ class Settings(BaseSettings):
     fold_concurrency: int = _v("VENTANA_FOLD_CONCURRENCY", 16, ge=1, le=1000)
     context_tokens: int = _v("VENTANA_CONTEXT_TOKENS", 8000, ge=512, le=2_000_000)
     reply_tokens: int = _v("VENTANA_REPLY_TOKENS", 1024, ge=16, le=200_000)
+    # A model that ignores its token limit is cut here: the reply is noise, not 1,000 messages.
+    reply_max_chars: int = _v("VENTANA_REPLY_MAX_CHARS", 16_000, ge=1_000, le=1_000_000)
     summary_tokens: int = _v("VENTANA_SUMMARY_TOKENS", 800, ge=64, le=100_000)
     recall: Annotated[Literal["on", "off"], Lower] = _v("VENTANA_RECALL", "on")
     recall_tokens: int = _v("VENTANA_RECALL_TOKENS", 1000, ge=0, le=100_000)

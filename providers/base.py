@@ -42,10 +42,14 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class ChatReply:
+    """`capped`: the adapter cut the reply at its size cap (and read no further); it is
+    truncated (`stop_reason="max_tokens"`) and, being that long, never shown as such."""
+
     text: str
     stop_reason: StopReason = "end"
     usage: Usage = field(default_factory=Usage)
     model: str = ""
+    capped: bool = False
 
 
 def valid_text(text: str) -> str:

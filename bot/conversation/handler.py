@@ -299,6 +299,8 @@ class ConversationHandler:
         if outcome.error is not None:
             return error_text(self.language, outcome.error.kind)
         reply = outcome.reply.text.strip() if outcome.reply else ""
+        if outcome.reply is not None and outcome.reply.capped:  # far too long to show
+            return t(self.language, "error_generic")
         if outcome.noise_reason == "truncated" and reply:
             return reply + t(self.language, "truncated")
         if outcome.noise_reason in ("empty", "repetition_loop") or not reply:
