@@ -19,6 +19,8 @@ from typing import Any
 
 import structlog
 
+from config.redaction import redact_secrets
+
 # Fields that may carry message bodies or secrets: dropped unless the level is debug.
 SENSITIVE_KEYS = frozenset(
     {
@@ -86,6 +88,20 @@ class Pseudonymize:
         return event
 
 
+# Fields that carry text from outside (an exception, a provider's message): key-shaped
+# runs in them are redacted at every level (`config.redaction`).
+ERROR_FIELDS = ("error", "detail", "reason", "exception")
+
+
+def redact_errors(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """Keys of any shape out of the fields that quote failures, debug included."""
+    for field in ERROR_FIELDS:
+        value = event.get(field)
+        if isinstance(value, str):
+            event[field] = redact_secrets(value)
+    return event
+
+
 def redact(_: Any, method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     """Drop sensitive keys from every event above debug."""
     if method != "debug":
@@ -112,6 +128,7 @@ def configure_logging(
             Pseudonymize(pseudonym_key or pseudonym_secret(None)),
             redact,
             structlog.processors.format_exc_info if fmt == "json" else _identity,
+            redact_errors,
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(_LEVELS.get(level, logging.INFO)),

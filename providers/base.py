@@ -73,14 +73,19 @@ class ChatModel(Protocol):
 
 
 class ProviderError(Exception):
-    """Base of every model failure; `kind` is stable and stored as a noise reason."""
+    """Base of every model failure; `kind` is stable and stored as a noise reason.
+    `status`: the HTTP status of the answer it came from, if any. The message may quote
+    the provider (keys, the prompt): log it only through `config.redaction.redact`."""
 
     kind = "provider_error"
     retryable = False
 
-    def __init__(self, message: str = "", *, retry_after: float | None = None) -> None:
+    def __init__(
+        self, message: str = "", *, retry_after: float | None = None, status: int | None = None
+    ) -> None:
         super().__init__(message or self.kind)
         self.retry_after = retry_after
+        self.status = status
 
 
 class RateLimited(ProviderError):

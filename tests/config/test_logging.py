@@ -90,3 +90,20 @@ def test_other_channels_keep_their_keys(capsys: pytest.CaptureFixture[str]) -> N
     structlog.get_logger("t").info("probe", key="telegram:77", user="console:ana")
     (event,) = events(capsys.readouterr().err)
     assert (event["key"], event["user"]) == ("telegram:77", "console:ana")
+
+
+def test_error_fields_are_redacted_at_every_level(capsys: pytest.CaptureFixture[str]) -> None:
+    """The last line of defence: keys in error/detail/exception fields never print."""
+    configure_logging("json", "debug", SECRET)
+    log = structlog.get_logger("t")
+    log.warning("call_failed", error="HTTPError('bad key AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQr')")
+    log.debug("retry", detail="fw_3ZkQv8s1Gq2Lr7TnYb5Wc refused")
+    try:
+        raise ValueError("token 0123456789abcdef0123456789abcdef")
+    except ValueError:
+        log.exception("crashed")
+    err = capsys.readouterr().err
+    assert "AIzaSy" not in err
+    assert "fw_3Zk" not in err
+    assert "0123456789abcdef0123" not in err
+    assert "test_error_fields_are_redacted_at_every_level" in err  # names stay readable
