@@ -2,9 +2,10 @@
 
 Bodies and secrets stay out of logs above debug: events carry ids, sizes and token
 counts; the `redact` processor is a last line of defence for keys that must never
-appear at info level or above. WhatsApp session keys are phone numbers: above debug the
-`Pseudonymize` processor replaces them with a stable keyed hash (`whatsapp:~3f9a…`), so
-logs kept after a `/forget` name no one; at debug the raw key is shown next to it.
+appear at info level or above. WhatsApp session keys are phone numbers, and WhatsApp
+message ids (wamids) decode to one: above debug the `Pseudonymize` processor replaces
+both with a stable keyed hash (`whatsapp:~3f9a…`, `wamid:~81c0…`), so logs kept after a
+`/forget` name no one; at debug the raw value is shown next to it.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ _LEVELS = {
 # Fields that may carry a session key or a `channel:user_id`.
 KEY_FIELDS = ("key", "user", "session_key")
 PSEUDONYMIZED_CHANNELS = ("whatsapp:",)  # keys that are phone numbers
+WAMID_PREFIX = "wamid."  # WhatsApp message ids: base64 of a record holding the phone number
 _PSEUDONYM_CONTEXT = b"ventana log pseudonym v1"
 
 
@@ -69,8 +71,21 @@ def pseudonym(secret: bytes, value: str) -> str:
     return f"{channel}:~{digest}"
 
 
+def _identifying(field: str, value: object) -> str | None:
+    """What to pseudonymize of one field: a phone-number key, or a WhatsApp message id
+    (`wamid.…`, whatever the field is called: its base64 holds the sender's phone), as
+    the `channel:value` the pseudonym hashes; None for anything else."""
+    if not isinstance(value, str):
+        return None
+    if value.startswith(WAMID_PREFIX):
+        return "wamid:" + value.removeprefix(WAMID_PREFIX)
+    if field in KEY_FIELDS and value.startswith(PSEUDONYMIZED_CHANNELS):
+        return value
+    return None
+
+
 class Pseudonymize:
-    """structlog processor: phone-number keys become pseudonyms above debug."""
+    """structlog processor: phone-number keys and wamids become pseudonyms above debug."""
 
     def __init__(self, secret: bytes) -> None:
         self.secret = secret
@@ -78,13 +93,14 @@ class Pseudonymize:
     def __call__(
         self, _: Any, method: str, event: MutableMapping[str, Any]
     ) -> MutableMapping[str, Any]:
-        for field in KEY_FIELDS:
-            value = event.get(field)
-            if isinstance(value, str) and value.startswith(PSEUDONYMIZED_CHANNELS):
-                if method == "debug":
-                    event[f"{field}_pseudonym"] = pseudonym(self.secret, value)
-                else:
-                    event[field] = pseudonym(self.secret, value)
+        for field, value in list(event.items()):
+            named = _identifying(field, value)
+            if named is None:
+                continue
+            if method == "debug":
+                event[f"{field}_pseudonym"] = pseudonym(self.secret, named)
+            else:
+                event[field] = pseudonym(self.secret, named)
         return event
 
 
