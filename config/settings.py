@@ -38,7 +38,9 @@ from pydantic_settings import (
 from config.specs import ModelSpec, parse_spec
 
 CHANNELS = ("telegram", "whatsapp", "console")
-_SECRET_RE = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
+_SECRET_CHARS = re.compile(r"[A-Za-z0-9_-]*")  # what Telegram accepts, 1-256 of them
+MIN_WEBHOOK_SECRET = 16  # a guessable secret lets anyone post updates as Telegram
+MAX_WEBHOOK_SECRET = 256
 _DEFAULT_PROMPTS = {
     "es": "Eres un asistente de atención al cliente amable, claro y preciso.",
     "en": "You are a friendly, clear and precise customer support assistant.",
@@ -188,8 +190,16 @@ class Settings(BaseSettings):
     @field_validator("telegram_webhook_secret")
     @classmethod
     def _webhook_secret(cls, value: SecretStr | None) -> SecretStr | None:
-        if value is not None and not _SECRET_RE.match(value.get_secret_value()):
-            raise ValueError("must be 1-256 characters of A-Z, a-z, 0-9, _ and -")
+        """Telegram's alphabet, and long enough not to be guessed (never echoed)."""
+        if value is None:
+            return value
+        secret = value.get_secret_value()
+        if not _SECRET_CHARS.fullmatch(secret):
+            raise ValueError("must use only the characters A-Z, a-z, 0-9, _ and -")
+        if len(secret) < MIN_WEBHOOK_SECRET:
+            raise ValueError(f"must be at least {MIN_WEBHOOK_SECRET} characters long")
+        if len(secret) > MAX_WEBHOOK_SECRET:
+            raise ValueError(f"must be at most {MAX_WEBHOOK_SECRET} characters long")
         return value
 
     @field_validator("system_prompt_file")
