@@ -136,25 +136,57 @@ def configure_logging(
         if fmt == "json"
         else structlog.dev.ConsoleRenderer(colors=False)
     )
+    shared = _shared_processors(fmt, pseudonym_key or pseudonym_secret(None))
     structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            Pseudonymize(pseudonym_key or pseudonym_secret(None)),
-            redact,
-            structlog.processors.format_exc_info if fmt == "json" else _identity,
-            redact_errors,
-            renderer,
-        ],
+        processors=[structlog.contextvars.merge_contextvars, *shared, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(_LEVELS.get(level, logging.INFO)),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=False,
     )
-    # Libraries (httpx, telegram, uvicorn) log through the stdlib: keep them quiet and on stderr.
-    logging.basicConfig(
-        level=max(_LEVELS.get(level, logging.INFO), logging.WARNING), stream=sys.stderr, force=True
+    _route_stdlib(renderer, shared, level)
+
+
+def _shared_processors(fmt: str, pseudonym_key: bytes) -> list[Any]:
+    """What every line goes through, ours or a library's, before it is rendered."""
+    return [
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        Pseudonymize(pseudonym_key),
+        redact,
+        structlog.processors.format_exc_info if fmt == "json" else _identity,
+        redact_errors,
+    ]
+
+
+def _route_stdlib(renderer: Any, shared: list[Any], level: str) -> None:
+    """Libraries (uvicorn, psycopg, httpx, telegram) log through the stdlib: their lines
+    are rendered by structlog too (JSON logs stay JSON), kept quiet (warning and up) and
+    on stderr. Their message is text from outside: keys in it are redacted."""
+    formatter = structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=[
+            structlog.stdlib.add_logger_name,
+            _redact_foreign_message,
+            *shared,
+        ],
+        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
     )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(formatter)
+    root = logging.getLogger()
+    for old in root.handlers[:]:
+        root.removeHandler(old)
+        old.close()
+    root.addHandler(handler)
+    root.setLevel(max(_LEVELS.get(level, logging.INFO), logging.WARNING))
+
+
+def _redact_foreign_message(
+    _: Any, __: str, event: MutableMapping[str, Any]
+) -> MutableMapping[str, Any]:
+    message = event.get("event")
+    if isinstance(message, str):
+        event["event"] = redact_secrets(message)
+    return event
 
 
 def _identity(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
