@@ -44,10 +44,16 @@ def build_models(
 ) -> tuple[ChatModel, ChatModel]:
     """The chat model and the summary model; a missing key raises naming its variable."""
     creds = credentials(settings)
-    deadline = settings.reply_deadline_seconds
-    chat = build_chat_model(settings.chat_spec, creds, http_client=http_client, deadline=deadline)
+    deadline, cap = settings.reply_deadline_seconds, settings.reply_max_chars
+    chat = build_chat_model(
+        settings.chat_spec, creds, http_client=http_client, deadline=deadline, reply_max_chars=cap
+    )
     summary = build_chat_model(
-        settings.summary_spec, creds, http_client=http_client, deadline=max(deadline, 60.0)
+        settings.summary_spec,
+        creds,
+        http_client=http_client,
+        deadline=max(deadline, 60.0),
+        reply_max_chars=cap,
     )
     return chat, summary
 

@@ -2,9 +2,10 @@
 
 Bodies and secrets stay out of logs above debug: events carry ids, sizes and token
 counts; the `redact` processor is a last line of defence for keys that must never
-appear at info level or above. WhatsApp session keys are phone numbers: above debug the
-`Pseudonymize` processor replaces them with a stable keyed hash (`whatsapp:~3f9a…`), so
-logs kept after a `/forget` name no one; at debug the raw key is shown next to it.
+appear at info level or above. WhatsApp session keys are phone numbers, and WhatsApp
+message ids (wamids) decode to one: above debug the `Pseudonymize` processor replaces
+both with a stable keyed hash (`whatsapp:~3f9a…`, `wamid:~81c0…`), so logs kept after a
+`/forget` name no one; at debug the raw value is shown next to it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from collections.abc import MutableMapping
 from typing import Any
 
 import structlog
+
+from config.redaction import redact_secrets
 
 # Fields that may carry message bodies or secrets: dropped unless the level is debug.
 SENSITIVE_KEYS = frozenset(
@@ -47,6 +50,7 @@ _LEVELS = {
 # Fields that may carry a session key or a `channel:user_id`.
 KEY_FIELDS = ("key", "user", "session_key")
 PSEUDONYMIZED_CHANNELS = ("whatsapp:",)  # keys that are phone numbers
+WAMID_PREFIX = "wamid."  # WhatsApp message ids: base64 of a record holding the phone number
 _PSEUDONYM_CONTEXT = b"ventana log pseudonym v1"
 
 
@@ -67,8 +71,21 @@ def pseudonym(secret: bytes, value: str) -> str:
     return f"{channel}:~{digest}"
 
 
+def _identifying(field: str, value: object) -> str | None:
+    """What to pseudonymize of one field: a phone-number key, or a WhatsApp message id
+    (`wamid.…`, whatever the field is called: its base64 holds the sender's phone), as
+    the `channel:value` the pseudonym hashes; None for anything else."""
+    if not isinstance(value, str):
+        return None
+    if value.startswith(WAMID_PREFIX):
+        return "wamid:" + value.removeprefix(WAMID_PREFIX)
+    if field in KEY_FIELDS and value.startswith(PSEUDONYMIZED_CHANNELS):
+        return value
+    return None
+
+
 class Pseudonymize:
-    """structlog processor: phone-number keys become pseudonyms above debug."""
+    """structlog processor: phone-number keys and wamids become pseudonyms above debug."""
 
     def __init__(self, secret: bytes) -> None:
         self.secret = secret
@@ -76,14 +93,29 @@ class Pseudonymize:
     def __call__(
         self, _: Any, method: str, event: MutableMapping[str, Any]
     ) -> MutableMapping[str, Any]:
-        for field in KEY_FIELDS:
-            value = event.get(field)
-            if isinstance(value, str) and value.startswith(PSEUDONYMIZED_CHANNELS):
-                if method == "debug":
-                    event[f"{field}_pseudonym"] = pseudonym(self.secret, value)
-                else:
-                    event[field] = pseudonym(self.secret, value)
+        for field, value in list(event.items()):
+            named = _identifying(field, value)
+            if named is None:
+                continue
+            if method == "debug":
+                event[f"{field}_pseudonym"] = pseudonym(self.secret, named)
+            else:
+                event[field] = pseudonym(self.secret, named)
         return event
+
+
+# Fields that carry text from outside (an exception, a provider's message): key-shaped
+# runs in them are redacted at every level (`config.redaction`).
+ERROR_FIELDS = ("error", "detail", "reason", "exception")
+
+
+def redact_errors(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """Keys of any shape out of the fields that quote failures, debug included."""
+    for field in ERROR_FIELDS:
+        value = event.get(field)
+        if isinstance(value, str):
+            event[field] = redact_secrets(value)
+    return event
 
 
 def redact(_: Any, method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
@@ -104,24 +136,57 @@ def configure_logging(
         if fmt == "json"
         else structlog.dev.ConsoleRenderer(colors=False)
     )
+    shared = _shared_processors(fmt, pseudonym_key or pseudonym_secret(None))
     structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            Pseudonymize(pseudonym_key or pseudonym_secret(None)),
-            redact,
-            structlog.processors.format_exc_info if fmt == "json" else _identity,
-            renderer,
-        ],
+        processors=[structlog.contextvars.merge_contextvars, *shared, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(_LEVELS.get(level, logging.INFO)),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=False,
     )
-    # Libraries (httpx, telegram, uvicorn) log through the stdlib: keep them quiet and on stderr.
-    logging.basicConfig(
-        level=max(_LEVELS.get(level, logging.INFO), logging.WARNING), stream=sys.stderr, force=True
+    _route_stdlib(renderer, shared, level)
+
+
+def _shared_processors(fmt: str, pseudonym_key: bytes) -> list[Any]:
+    """What every line goes through, ours or a library's, before it is rendered."""
+    return [
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        Pseudonymize(pseudonym_key),
+        redact,
+        structlog.processors.format_exc_info if fmt == "json" else _identity,
+        redact_errors,
+    ]
+
+
+def _route_stdlib(renderer: Any, shared: list[Any], level: str) -> None:
+    """Libraries (uvicorn, psycopg, httpx, telegram) log through the stdlib: their lines
+    are rendered by structlog too (JSON logs stay JSON), kept quiet (warning and up) and
+    on stderr. Their message is text from outside: keys in it are redacted."""
+    formatter = structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=[
+            structlog.stdlib.add_logger_name,
+            _redact_foreign_message,
+            *shared,
+        ],
+        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
     )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(formatter)
+    root = logging.getLogger()
+    for old in root.handlers[:]:
+        root.removeHandler(old)
+        old.close()
+    root.addHandler(handler)
+    root.setLevel(max(_LEVELS.get(level, logging.INFO), logging.WARNING))
+
+
+def _redact_foreign_message(
+    _: Any, __: str, event: MutableMapping[str, Any]
+) -> MutableMapping[str, Any]:
+    message = event.get("event")
+    if isinstance(message, str):
+        event["event"] = redact_secrets(message)
+    return event
 
 
 def _identity(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:

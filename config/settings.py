@@ -38,7 +38,9 @@ from pydantic_settings import (
 from config.specs import ModelSpec, parse_spec
 
 CHANNELS = ("telegram", "whatsapp", "console")
-_SECRET_RE = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
+_SECRET_CHARS = re.compile(r"[A-Za-z0-9_-]*")  # what Telegram accepts, 1-256 of them
+MIN_WEBHOOK_SECRET = 16  # a guessable secret lets anyone post updates as Telegram
+MAX_WEBHOOK_SECRET = 256
 _DEFAULT_PROMPTS = {
     "es": "Eres un asistente de atención al cliente amable, claro y preciso.",
     "en": "You are a friendly, clear and precise customer support assistant.",
@@ -81,6 +83,8 @@ class Settings(BaseSettings):
     fold_concurrency: int = _v("VENTANA_FOLD_CONCURRENCY", 16, ge=1, le=1000)
     context_tokens: int = _v("VENTANA_CONTEXT_TOKENS", 8000, ge=512, le=2_000_000)
     reply_tokens: int = _v("VENTANA_REPLY_TOKENS", 1024, ge=16, le=200_000)
+    # A model that ignores its token limit is cut here: the reply is noise, not 1,000 messages.
+    reply_max_chars: int = _v("VENTANA_REPLY_MAX_CHARS", 16_000, ge=1_000, le=1_000_000)
     summary_tokens: int = _v("VENTANA_SUMMARY_TOKENS", 800, ge=64, le=100_000)
     recall: Annotated[Literal["on", "off"], Lower] = _v("VENTANA_RECALL", "on")
     recall_tokens: int = _v("VENTANA_RECALL_TOKENS", 1000, ge=0, le=100_000)
@@ -188,8 +192,16 @@ class Settings(BaseSettings):
     @field_validator("telegram_webhook_secret")
     @classmethod
     def _webhook_secret(cls, value: SecretStr | None) -> SecretStr | None:
-        if value is not None and not _SECRET_RE.match(value.get_secret_value()):
-            raise ValueError("must be 1-256 characters of A-Z, a-z, 0-9, _ and -")
+        """Telegram's alphabet, and long enough not to be guessed (never echoed)."""
+        if value is None:
+            return value
+        secret = value.get_secret_value()
+        if not _SECRET_CHARS.fullmatch(secret):
+            raise ValueError("must use only the characters A-Z, a-z, 0-9, _ and -")
+        if len(secret) < MIN_WEBHOOK_SECRET:
+            raise ValueError(f"must be at least {MIN_WEBHOOK_SECRET} characters long")
+        if len(secret) > MAX_WEBHOOK_SECRET:
+            raise ValueError(f"must be at most {MAX_WEBHOOK_SECRET} characters long")
         return value
 
     @field_validator("system_prompt_file")

@@ -113,17 +113,20 @@ class MemoryEngine:
         *,
         dry_run: bool | None = None,
         user: str | None = None,
+        operator: bool = False,
     ) -> Prepared:
         """Topic check first, then the request, folding synchronously when over budget.
 
         `dry_run=None` follows the session's debug flag as it is now; a dry run is the
         `preview` of the message and writes nothing (a new session is created only when it
         is not one, and new sessions are never in debug mode). `user`: the sender; debug
-        then follows that sender's own flag (per operator, not per key)."""
+        then follows that sender's own flag (per operator, not per key), and only while
+        `operator` says the sender is one now: a stored flag outlives a revoked operator,
+        so it alone never makes a dry run."""
         now = self.clock()
         state = await self._state(key, now, bool(dry_run))
         if dry_run is None:
-            dry_run = state.debug if user is None else state.debug_for(user)
+            dry_run = state.debug if user is None else state.debug_for(user) and operator
         if dry_run:
             return Prepared.dry(await self._preview(key, state, message, now))
         reverted = await self._revert(state, message, False, now)

@@ -105,6 +105,8 @@ def classify(
     """Return the noise reason for this reply, or None when it is signal."""
     if error is not None:
         return f"{PROVIDER_ERROR}:{error.kind}"
+    if reply is not None and reply.capped:  # cut at the size cap, maybe before any text
+        return TRUNCATED
     if reply is None or not reply.text.strip():
         return EMPTY
     if reply.stop_reason == "max_tokens":

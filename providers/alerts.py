@@ -1,18 +1,20 @@
 """Problems an operator must see: a provider failure logged at the level it deserves.
 
 A rejected key or an exhausted quota fails every reply until someone acts, so it is an
-error in the log, with the provider and model (never the key). A passing failure
+error in the log, with the provider and model, the error class and HTTP status, and the
+provider's message redacted and cut (never a key, never the prompt it may echo). A passing failure
 (timeout, overload) is info; the same model failing several calls in a row is a warning.
 `ReportingChatModel` wraps an adapter and does this for both its `complete` and `stream`.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable
 from typing import TypeVar
 
 import structlog
+
+from config.redaction import redact
 
 from .base import (
     AuthenticationFailed,
@@ -26,14 +28,8 @@ from .streaming import TextSink, complete_streaming
 
 T = TypeVar("T")
 REPEATED = 3  # consecutive failed calls before a warning
-_SECRET = re.compile(r"\b(sk|key|xai|gsk)[-_][A-Za-z0-9_\-*]{6,}")
 
 log = structlog.get_logger(__name__)
-
-
-def redact(text: str) -> str:
-    """Some APIs echo part of the key in their message ("Incorrect API key: sk-ab…cd")."""
-    return _SECRET.sub("[redacted]", text)
 
 
 class FailureLog:
@@ -51,7 +47,15 @@ class FailureLog:
 
     def failure(self, error: ProviderError, purpose: str) -> None:
         self.in_a_row += 1
-        facts = {**self._who(), "kind": error.kind, "purpose": purpose}
+        # The class and status say what happened; the provider's own words, which may
+        # hold a key or quote the prompt, only redacted and cut (see `redact`).
+        facts = {
+            **self._who(),
+            "kind": error.kind,
+            "purpose": purpose,
+            "error": type(error).__name__,
+            "status": error.status,
+        }
         detail = redact(str(error))
         if isinstance(error, AuthenticationFailed):
             log.error("provider_auth_failed", **facts, detail=detail)

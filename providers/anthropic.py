@@ -28,10 +28,10 @@ from .base import (
     Usage,
     valid_text,
 )
+from .cap import json_object, read_within
 from .errors import ErrorFacts, contains_any, describe, parse_retry_after
-from .sdk import ClientOptions, RetryingChatModel, translate
+from .sdk import ClientOptions, RetryingChatModel, alternate, translate
 from .streaming import TextSink
-from .turns import alternate
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 
@@ -67,11 +67,17 @@ class AnthropicChatModel(RetryingChatModel):
         return anthropic.AsyncAnthropic(**options, open_telemetry=False)
 
     async def _attempt(self, request: ChatRequest, time_limit: float) -> ChatReply:
+        """The body is read through the cap's byte limit, then parsed as the SDK would."""
+        messages = self._client.messages.with_streaming_response
         try:
-            message = await self._client.messages.create(**self._arguments(request, time_limit))
+            async with messages.create(**self._arguments(request, time_limit)) as response:
+                body = await read_within(response.iter_bytes(), self._body_limit, self.provider)
         except (anthropic.AnthropicError, json.JSONDecodeError) as exc:
             raise map_error(exc) from exc
-        return to_reply(message, self.model)
+        if body is None:
+            return self._over_cap()
+        message = SDKMessage.construct(**json_object(body, self.provider))
+        return self._within_cap(to_reply(message, self.model))
 
     def _arguments(self, request: ChatRequest, time_limit: float) -> _Arguments:
         """The Messages API arguments of one attempt, streamed or not."""
@@ -93,11 +99,13 @@ class AnthropicChatModel(RetryingChatModel):
             ) as events:
                 async for delta in events.text_stream:
                     text += delta
+                    if len(text) > self.reply_max_chars:  # leaving drops the stream
+                        return self._within_cap(ChatReply(text, model=self.model))
                     await on_text(text)
                 message = await events.get_final_message()
         except (anthropic.AnthropicError, json.JSONDecodeError) as exc:
             raise map_error(exc) from exc
-        return to_reply(message, self.model)
+        return self._within_cap(to_reply(message, self.model))
 
 
 def to_message_params(request: ChatRequest) -> list[MessageParam]:

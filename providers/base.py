@@ -42,10 +42,14 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class ChatReply:
+    """`capped`: the adapter cut the reply at its size cap (and read no further); it is
+    truncated (`stop_reason="max_tokens"`) and, being that long, never shown as such."""
+
     text: str
     stop_reason: StopReason = "end"
     usage: Usage = field(default_factory=Usage)
     model: str = ""
+    capped: bool = False
 
 
 def valid_text(text: str) -> str:
@@ -69,14 +73,19 @@ class ChatModel(Protocol):
 
 
 class ProviderError(Exception):
-    """Base of every model failure; `kind` is stable and stored as a noise reason."""
+    """Base of every model failure; `kind` is stable and stored as a noise reason.
+    `status`: the HTTP status of the answer it came from, if any. The message may quote
+    the provider (keys, the prompt): log it only through `config.redaction.redact`."""
 
     kind = "provider_error"
     retryable = False
 
-    def __init__(self, message: str = "", *, retry_after: float | None = None) -> None:
+    def __init__(
+        self, message: str = "", *, retry_after: float | None = None, status: int | None = None
+    ) -> None:
         super().__init__(message or self.kind)
         self.retry_after = retry_after
+        self.status = status
 
 
 class RateLimited(ProviderError):

@@ -37,23 +37,29 @@ class ErrorFacts:
 
 def classify(facts: ErrorFacts) -> ProviderError:
     """Map one failed answer to our error type; provider quirks arrive as the flags."""
-    status, message, wait = facts.status, facts.message, facts.retry_after
+    error = _error_type(facts)
+    wait = facts.retry_after if error.retryable else None  # a wait only where one helps
+    return error(facts.message, retry_after=wait, status=facts.status)
+
+
+def _error_type(facts: ErrorFacts) -> type[ProviderError]:
+    status = facts.status
     # Quota first: both providers answer 429 for it, yet waiting cannot fix it.
     if facts.quota or status == 402:
-        return QuotaExhausted(message)
+        return QuotaExhausted
     if facts.context_too_long:
-        return ContextTooLong(message)
+        return ContextTooLong
     if status in (401, 403):
-        return AuthenticationFailed(message)
+        return AuthenticationFailed
     if facts.overloaded or status == 529:
-        return Overloaded(message, retry_after=wait)
+        return Overloaded
     if status == 429:
-        return RateLimited(message, retry_after=wait)
+        return RateLimited
     if status == 408:
-        return ProviderTimeout(message, retry_after=wait)
+        return ProviderTimeout
     if status >= 500:
-        return ProviderUnavailable(message, retry_after=wait)
-    return BadRequest(message)
+        return ProviderUnavailable
+    return BadRequest
 
 
 def parse_retry_after(headers: Mapping[str, str], *, now: float) -> float | None:
@@ -92,7 +98,11 @@ def contains_any(text: str | None, needles: tuple[str, ...]) -> bool:
     return any(needle in lowered for needle in needles)
 
 
+_MESSAGE_CHARS = 500  # of the provider's own words kept in the error (a body can be huge)
+
+
 def describe(provider: str, status: int, kind: str | None, message: str | None) -> str:
-    """A short, secret-free line for logs: `anthropic 429 rate_limit_error: slow down`."""
+    """The error's message: `anthropic 429 rate_limit_error: slow down`. The provider's
+    words may hold a key or echo the prompt: logs take it through `config.redaction`."""
     head = f"{provider} {status}" + (f" {kind}" if kind else "")
-    return f"{head}: {message}" if message else head
+    return f"{head}: {message[:_MESSAGE_CHARS]}" if message else head

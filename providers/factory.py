@@ -17,6 +17,7 @@ from config.specs import ModelSpec
 from .alerts import ReportingChatModel
 from .anthropic import AnthropicChatModel
 from .base import ChatModel
+from .cap import DEFAULT_REPLY_MAX_CHARS
 from .offline import OfflineChatModel
 from .openai import OpenAIChatModel
 from .retry import RetryPolicy, Sleep
@@ -59,8 +60,10 @@ def build_chat_model(
     timeout: float = 20.0,
     deadline: float = 25.0,
     sleep: Sleep = asyncio.sleep,
+    reply_max_chars: int = DEFAULT_REPLY_MAX_CHARS,
 ) -> ChatModel:
-    """One model per spec; `timeout` bounds an attempt, `deadline` a whole reply."""
+    """One model per spec; `timeout` bounds an attempt, `deadline` a whole reply, and
+    `reply_max_chars` its size (see `cap`)."""
     policy = RetryPolicy(deadline=deadline, attempt_timeout=min(timeout, deadline))
     if spec.provider == "anthropic":
         if not creds.anthropic_api_key:
@@ -73,6 +76,7 @@ def build_chat_model(
                 http_client=http_client,
                 policy=policy,
                 sleep=sleep,
+                reply_max_chars=reply_max_chars,
             )
         )
     if spec.provider == "openai":
@@ -84,6 +88,7 @@ def build_chat_model(
                 http_client=http_client,
                 policy=policy,
                 sleep=sleep,
+                reply_max_chars=reply_max_chars,
             )
         )
     return OfflineChatModel(spec.model)

@@ -37,10 +37,10 @@ from .base import (
     Usage,
     valid_text,
 )
+from .cap import json_object, read_within
 from .errors import ErrorFacts, contains_any, describe, parse_retry_after
-from .sdk import ClientOptions, Options, RetryingChatModel, translate
+from .sdk import ClientOptions, Options, RetryingChatModel, alternate, translate
 from .streaming import TextSink
-from .turns import alternate
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 TokenParam = Literal["max_completion_tokens", "max_tokens"]
@@ -112,13 +112,17 @@ class OpenAIChatModel(RetryingChatModel):
         }
 
     async def _attempt(self, request: ChatRequest, time_limit: float) -> ChatReply:
+        """The body is read through the cap's byte limit, then parsed as the SDK would."""
+        completions = self._client.chat.completions.with_streaming_response
         try:
-            completion = await self._client.chat.completions.create(
-                **self._arguments(request, time_limit)
-            )
+            async with completions.create(**self._arguments(request, time_limit)) as response:
+                body = await read_within(response.iter_bytes(), self._body_limit, self.provider)
         except (openai.OpenAIError, json.JSONDecodeError) as exc:
             raise map_error(exc) from exc
-        return to_reply(completion, self.model)
+        if body is None:
+            return self._over_cap()
+        completion = ChatCompletion.construct(**json_object(body, self.provider))
+        return self._within_cap(to_reply(completion, self.model))
 
     async def _stream_attempt(
         self, request: ChatRequest, time_limit: float, on_text: TextSink
@@ -131,16 +135,28 @@ class OpenAIChatModel(RetryingChatModel):
                 stream_options={"include_usage": True},
             )
             if _is_json(chunks.response.headers):  # a server that ignores `stream`
-                body = json.loads(await chunks.response.aread())
-                reply = to_reply(ChatCompletion.model_validate(body), self.model)
-                await on_text(reply.text)
-                return reply
+                return await self._unstreamed(chunks.response, on_text)
             async for chunk in chunks:
-                if parts.add(chunk):
-                    await on_text(parts.text)
+                if not parts.add(chunk):
+                    continue
+                if len(parts.text) > self.reply_max_chars:
+                    await chunks.close()  # nothing past the cap is read
+                    return self._within_cap(parts.reply(self.model))
+                await on_text(parts.text)
         except (openai.OpenAIError, json.JSONDecodeError, pydantic.ValidationError) as exc:
             raise map_error(exc) from exc
-        return parts.reply(self.model)
+        return self._within_cap(parts.reply(self.model))
+
+    async def _unstreamed(self, response: httpx2.Response, on_text: TextSink) -> ChatReply:
+        """A whole completion where a stream was asked for, read within the cap."""
+        body = await read_within(response.aiter_bytes(), self._body_limit, self.provider)
+        await response.aclose()
+        if body is None:
+            return self._over_cap()
+        completion = ChatCompletion.model_validate(json_object(body, self.provider))
+        reply = self._within_cap(to_reply(completion, self.model))
+        await on_text(reply.text)
+        return reply
 
 
 class StreamParts:

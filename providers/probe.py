@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from config.redaction import redact
+
 from .base import ChatModel, ChatRequest, Message, ProviderError
 from .retry import Clock
 
@@ -32,9 +34,10 @@ async def probe(model: ChatModel, *, clock: Clock = time.monotonic) -> ProbeResu
     try:
         reply = await model.complete(PROBE_REQUEST)
     except ProviderError as exc:
-        return ProbeResult(False, clock() - start, f"{exc.kind}: {exc}")
+        return ProbeResult(False, clock() - start, f"{exc.kind}: {redact(str(exc))}")
     except Exception as exc:  # a doctor reports every failure instead of crashing on one
-        return ProbeResult(False, clock() - start, f"unexpected {type(exc).__name__}: {exc}")
+        detail = f"unexpected {type(exc).__name__}: {redact(str(exc))}"
+        return ProbeResult(False, clock() - start, detail)
     elapsed = clock() - start
     answer = " ".join(reply.text.split())[:_SHOWN_CHARS]
     detail = (

@@ -85,7 +85,13 @@ async def with_retries(
             delay = next_delay(error, retries_done=retries, elapsed=clock() - start, policy=policy)
             if delay is None or not may_retry():
                 raise
-            log.info("provider_retry", kind=error.kind, retry=retries + 1, delay_s=delay)
+            log.info(
+                "provider_retry",
+                kind=error.kind,
+                status=error.status,
+                retry=retries + 1,
+                delay_s=delay,
+            )
             await sleep(delay)
             retries += 1
 

@@ -1,16 +1,25 @@
 """What the two SDK adapters share: the client options (both SDKs take the same ones),
-retries around one attempt, closing only a client we made, and the translation of an SDK
-failure into our error types."""
+retries around one attempt, closing only a client we made, the translation of an SDK
+failure into our error types, and the message list shaped the way strict chat APIs
+demand it (`alternate`)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar, Protocol, Required, TypedDict
 
 import httpx2
 
-from .base import ChatReply, ChatRequest, ProviderError, ProviderTimeout, ProviderUnavailable
+from .base import (
+    ChatReply,
+    ChatRequest,
+    Message,
+    ProviderError,
+    ProviderTimeout,
+    ProviderUnavailable,
+)
+from .cap import DEFAULT_REPLY_MAX_CHARS, body_limit, capped
 from .errors import ErrorFacts, classify
 from .retry import RetryPolicy, Sleep, with_retries
 from .streaming import TextSink, stream_with_retries
@@ -38,11 +47,13 @@ class Options(TypedDict, total=False):
     http_client: httpx2.AsyncClient | None
     policy: RetryPolicy | None
     sleep: Sleep
+    reply_max_chars: int
 
 
 class RetryingChatModel:
     """A streaming `ChatModel` whose `complete` retries `_attempt` (and `stream`,
-    `_stream_attempt`, only while nothing was shown) under its `RetryPolicy`."""
+    `_stream_attempt`, only while nothing was shown) under its `RetryPolicy`; a reply
+    over `reply_max_chars` is cut there (see `cap`)."""
 
     provider: ClassVar[str]
     default_base_url: ClassVar[str]
@@ -60,6 +71,7 @@ class RetryingChatModel:
         http_client: httpx2.AsyncClient | None = None,
         policy: RetryPolicy | None = None,
         sleep: Sleep = asyncio.sleep,
+        reply_max_chars: int = DEFAULT_REPLY_MAX_CHARS,
     ) -> None:
         if not api_key:
             kind = type(self).__name__
@@ -68,6 +80,7 @@ class RetryingChatModel:
         self.model = model
         self._policy = policy or RetryPolicy()
         self._sleep = sleep
+        self.reply_max_chars = reply_max_chars
         self._owns_client = http_client is None
         self._client = self._connect(
             ClientOptions(
@@ -104,6 +117,20 @@ class RetryingChatModel:
     async def _attempt(self, request: ChatRequest, time_limit: float) -> ChatReply:
         raise NotImplementedError
 
+    @property
+    def _body_limit(self) -> int:
+        return body_limit(self.reply_max_chars)
+
+    def _within_cap(self, reply: ChatReply) -> ChatReply:
+        """`reply`, or its first `reply_max_chars` marked capped when it is longer."""
+        if len(reply.text) <= self.reply_max_chars:
+            return reply
+        return capped(reply.text, self.reply_max_chars, reply.model, reply.usage)
+
+    def _over_cap(self) -> ChatReply:
+        """A body past the byte limit, dropped unread: nothing of it is kept."""
+        return capped("", self.reply_max_chars, self.model)
+
     async def _stream_attempt(
         self, request: ChatRequest, time_limit: float, on_text: TextSink
     ) -> ChatReply:
@@ -133,3 +160,22 @@ def translate(
         return classify(facts(exc))
     # Broken JSON or a body the SDK could not read: the server is not answering sanely.
     return ProviderUnavailable(f"{provider}: unreadable response ({type(exc).__name__})")
+
+
+def alternate(messages: Iterable[Message]) -> tuple[Message, ...]:
+    """Drop blank messages and join neighbours of the same role with a blank line.
+
+    The Anthropic API rejects empty text and two turns of one role in a row; so do many
+    chat templates behind OpenAI-compatible servers (Mistral, Llama on vLLM). Joining
+    keeps every word, which dropping or reordering would not.
+    """
+    merged: list[Message] = []
+    for message in messages:
+        if not message.content.strip():
+            continue
+        if merged and merged[-1].role == message.role:
+            joined = f"{merged[-1].content}\n\n{message.content}"
+            merged[-1] = Message(message.role, joined)
+        else:
+            merged.append(message)
+    return tuple(merged)

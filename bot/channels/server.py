@@ -14,7 +14,9 @@ than being refused, and a silent connection is closed after `keep_alive`; only r
 the app is handling (a webhook body being read included) hold their place. So
 `/healthz` and a webhook call still get in under hundreds of idle sockets, and a
 connection is refused only when every place is a request in progress. Closing a slow or
-idle client is routine, so it is logged at debug.
+idle client is routine, so it is logged at debug. h11 caps only headers still
+arriving (`h11_max_incomplete_event_size`); `HeaderLimit` refuses headers over
+`MAX_HEADER_BYTES` that arrived in one piece.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from config.settings import Settings
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 log = structlog.get_logger(__name__)
 
@@ -61,6 +64,29 @@ class HttpLimits:
             settings.http_keepalive_seconds,
             settings.http_max_connections,
         )
+
+
+def header_bytes(headers: list[tuple[bytes, bytes]]) -> int:
+    """The size of `headers` as they came over the wire (`name: value` and CRLF)."""
+    return sum(len(name) + len(value) + 4 for name, value in headers)
+
+
+class HeaderLimit:
+    """ASGI: a request with more than `limit` bytes of headers is answered 431 (Request
+    Header Fields Too Large) and closed, without reaching a route."""
+
+    def __init__(self, app: ASGIApp, limit: int = MAX_HEADER_BYTES) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or header_bytes(scope["headers"]) <= self.limit:
+            await self.app(scope, receive, send)
+            return
+        log.info("http_headers_too_large", limit=self.limit)
+        headers = [(b"content-length", b"0"), (b"connection", b"close")]
+        await send({"type": "http.response.start", "status": 431, "headers": headers})
+        await send({"type": "http.response.body", "body": b""})
 
 
 def guarded_protocol(limits: HttpLimits) -> type[H11Protocol]:
@@ -161,7 +187,7 @@ def guarded_protocol(limits: HttpLimits) -> type[H11Protocol]:
 def server_config(http: Starlette, settings: Settings) -> uvicorn.Config:
     limits = HttpLimits.of(settings)
     return uvicorn.Config(
-        http,
+        HeaderLimit(http),
         host=settings.http_host,
         port=settings.http_port,
         http=guarded_protocol(limits),

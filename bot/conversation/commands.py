@@ -127,7 +127,9 @@ async def _summary(h: Context, entry: Message, _arg: str) -> list[str]:
 
 
 async def _debug(h: Context, entry: Message, arg: str) -> list[str]:
-    if not h.settings.is_operator(entry.user):
+    """Operators switch their own dry run; switching it off is never refused (a former
+    operator may always clear a flag left from before the revocation)."""
+    if arg != "off" and not h.settings.is_operator(entry.user):
         log.info("debug_refused")
         return [t(h.language, "not_operator")]
     if arg not in ("on", "off"):

@@ -170,7 +170,12 @@ class ConversationHandler:
             return [t(lang, "too_long", chars=len(text), limit=limit)], False
         # Debug is decided now, not at intake: "/debug on" and the next message may arrive
         # in one batch, and that message must already be a dry run.
-        prepared = await self.engine.prepare(message.key, text, user=message.user)
+        prepared = await self.engine.prepare(
+            message.key,
+            text,
+            user=message.user,
+            operator=self.settings.is_operator(message.user),
+        )
         if prepared.dry_run:
             return [render_debug(prepared, self.language)], False
         if isinstance(prepared.plan, TooLarge):
@@ -200,6 +205,8 @@ class ConversationHandler:
         if outcome.error is not None:
             return error_text(self.language, outcome.error.kind)
         reply = outcome.reply.text.strip() if outcome.reply else ""
+        if outcome.reply is not None and outcome.reply.capped:  # far too long to show
+            return t(self.language, "error_generic")
         if outcome.noise_reason == "truncated" and reply:
             return reply + t(self.language, "truncated")
         if outcome.noise_reason in ("empty", "repetition_loop") or not reply:

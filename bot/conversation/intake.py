@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Protocol
 
 import structlog
@@ -79,12 +79,22 @@ class ChatIntake:
         if commands.is_command(inbound.text):  # stored and answered even in debug mode
             intake = Intake(await self.store.inbox_add(*_fields(arrival)))
         else:  # the chat's turn state is read in the same round trip; the store keeps it
-            intake = await self.store.begin_turn(arrival, self.window)
+            intake = await self._begin_turn(arrival)
         if intake.debug:  # a dry run writes nothing, not even the inbox entry
             return self.serial.submit(key, lambda: self._dry_run(arrival))
         if intake.entry is None:
             return await self._redelivered(inbound)
         return self.queue(intake.entry)
+
+    async def _begin_turn(self, arrival: Arrival) -> Intake:
+        """The store's intake, with operator status checked now: a flag left by an operator
+        since revoked is cleared (and the message taken in as any other), not honoured."""
+        intake = await self.store.begin_turn(arrival, self.window)
+        if not intake.debug or self.settings.is_operator(arrival.user):
+            return intake
+        log.info("debug_revoked")
+        await self.store.set_debug(arrival.key, False, datetime.now(UTC), arrival.user)
+        return await self.store.begin_turn(arrival, self.window)
 
     def queue(self, entry: InboxEntry) -> Replies:
         self.queued.add(entry.id)

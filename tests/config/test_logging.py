@@ -90,3 +90,46 @@ def test_other_channels_keep_their_keys(capsys: pytest.CaptureFixture[str]) -> N
     structlog.get_logger("t").info("probe", key="telegram:77", user="console:ana")
     (event,) = events(capsys.readouterr().err)
     assert (event["key"], event["user"]) == ("telegram:77", "console:ana")
+
+
+def test_error_fields_are_redacted_at_every_level(capsys: pytest.CaptureFixture[str]) -> None:
+    """The last line of defence: keys in error/detail/exception fields never print."""
+    configure_logging("json", "debug", SECRET)
+    log = structlog.get_logger("t")
+    log.warning("call_failed", error="HTTPError('bad key AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQr')")
+    log.debug("retry", detail="fw_3ZkQv8s1Gq2Lr7TnYb5Wc refused")
+    try:
+        raise ValueError("token 0123456789abcdef0123456789abcdef")
+    except ValueError:
+        log.exception("crashed")
+    err = capsys.readouterr().err
+    assert "AIzaSy" not in err
+    assert "fw_3Zk" not in err
+    assert "0123456789abcdef0123" not in err
+    assert "test_error_fields_are_redacted_at_every_level" in err  # names stay readable
+
+
+def test_library_log_lines_are_json_too(capsys: pytest.CaptureFixture[str]) -> None:
+    """uvicorn's and psycopg's own stdlib lines go through structlog's formatter: JSON logs
+    stay one JSON object a line, with level, time and logger, keys still redacted."""
+    import logging
+
+    configure_logging("json", "info", SECRET)
+    logging.getLogger("uvicorn.error").warning("Invalid HTTP request received.")
+    logging.getLogger("psycopg.pool").error("error connecting: password sk-proj-abcdef1234567890")
+    try:
+        raise OSError("connection refused")
+    except OSError:
+        logging.getLogger("psycopg").exception("connection lost")
+    logging.getLogger("uvicorn.error").info("below warning: libraries stay quiet")
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    parsed = [json.loads(line) for line in lines]  # every line is JSON
+    assert [(e["logger"], e["level"]) for e in parsed] == [
+        ("uvicorn.error", "warning"),
+        ("psycopg.pool", "error"),
+        ("psycopg", "error"),
+    ]
+    assert all("timestamp" in e for e in parsed)
+    assert parsed[0]["event"] == "Invalid HTTP request received."
+    assert "sk-proj" not in lines[1]
+    assert "OSError: connection refused" in parsed[2]["exception"]

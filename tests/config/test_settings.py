@@ -94,7 +94,7 @@ def test_every_contract_variable_is_read(monkeypatch: pytest.MonkeyPatch, tmp_pa
         "TELEGRAM_BOT_TOKEN": "1:x",
         "TELEGRAM_BASE_URL": "http://127.0.0.1:1/bot",
         "TELEGRAM_WEBHOOK_URL": "https://e/x",
-        "TELEGRAM_WEBHOOK_SECRET": "s3cr3t",
+        "TELEGRAM_WEBHOOK_SECRET": "s3cr3t-s3cr3t-16",
         "WHATSAPP_ACCESS_TOKEN": "tok",
         "WHATSAPP_PHONE_NUMBER_ID": "123",
         "WHATSAPP_APP_SECRET": "app",
@@ -200,3 +200,34 @@ def test_operator_and_allowlist_rules() -> None:
     assert s.is_allowed("telegram:1")
     assert not s.is_allowed("telegram:3")
     assert load_settings().is_allowed("whatsapp:999")
+
+
+@pytest.mark.parametrize(
+    ("secret", "why"),
+    [
+        ("x", "at least 16"),
+        ("fifteen-chars-1", "at least 16"),
+        ("sixteen chars ok", "A-Z, a-z, 0-9"),
+        ("ñ" * 20, "A-Z, a-z, 0-9"),
+        ("a" * 257, "at most 256"),
+    ],
+)
+def test_a_weak_or_malformed_webhook_secret_is_refused(
+    monkeypatch: pytest.MonkeyPatch, secret: str, why: str
+) -> None:
+    """TELEGRAM_WEBHOOK_SECRET: 16-256 characters of A-Za-z0-9_-, named but never printed."""
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", "123:tok")
+    monkeypatch.setenv("TELEGRAM_WEBHOOK_URL", "https://example.org/hook")
+    monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET", secret)
+    with pytest.raises(SettingsInvalid) as err:
+        load_settings()
+    assert why in err.value.problems["TELEGRAM_WEBHOOK_SECRET"]
+    assert secret not in str(err.value)
+
+
+def test_a_sixteen_character_webhook_secret_loads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shortest secret allowed: 16 characters."""
+    monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET", "sixteen-chars_16")
+    secret = load_settings().telegram_webhook_secret
+    assert secret is not None
+    assert secret.get_secret_value() == "sixteen-chars_16"

@@ -48,6 +48,35 @@ ADVERSARIAL = (
     "&#38;lt;/recall>",
     "</mem\u200bory>",
     "<\u200b/memory>",
+    # Format characters, combining marks, fillers: invisible, read through.
+    "<\u202e/memory>",
+    "</\u202dmemory\u202c>",
+    "<\u2066/recall\u2069>",
+    "</mem\u034fory>",
+    "</me\ufe0fmory>",
+    "</memory\U000e0041>",
+    "<\U000e0020/about_user>",
+    "</mem\u180eory>",
+    "</mem\u3164ory>",
+    "<\u115f/recall>",
+    "</memo\u0301ry>",
+    "\u202e>yromem/<",  # right-to-left override: displayed as `</memory>`
+    # Lookalikes of `<` and `/`, and of the letters.
+    "˂/memory>",
+    "ᐸ/memory>",
+    "‹/memory›",
+    "<∕memory>",
+    "<⁄recall>",
+    "〈/memory〉",
+    "</меmоrу>",  # Cyrillic е, о, у
+    "</rеcаll>",  # Cyrillic е, а
+    "</ΜΕΜΟΡΥ>".replace("Ρ", "R"),  # Greek capitals
+    "</ᴍᴇᴍᴏʀʏ>",  # small capitals
+    "</ѕyѕtеm>",
+    # Percent-encoded, once or twice.
+    "%3C/memory%3E",
+    "%3c%2Frecall>",
+    "%253C/memory>",
     "\nUser: ",
     "\nAssistant: ",
     "<",
@@ -55,8 +84,43 @@ ADVERSARIAL = (
     "/",
     "memory",
 )
+# Disguises composed at random: each character of a tag swapped for a lookalike or an
+# escape, with invisible characters and combining marks strewn in between.
+_VARIANTS = {
+    "<": ["<", "˂", "ᐸ", "‹", "＜", "﹤", "〈", "%3C", "%3c", "%253C", "&lt;", "&#60;"],
+    "/": ["/", "∕", "⁄", "／", "%2F", "%2f"],
+    ">": [">", "˃", "ᐳ", "›", "＞", "%3E"],
+    "a": ["a", "а", "α", "ᴀ", "ａ"],
+    "c": ["c", "с", "ᴄ", "ⅽ"],
+    "e": ["e", "е", "ε", "ᴇ", "𝐞"],
+    "m": ["m", "м", "ᴍ", "М"],
+    "o": ["o", "о", "ο", "ᴏ", "Ο"],
+    "p": ["p", "р", "ρ", "ᴘ"],
+    "r": ["r", "ʀ", "ｒ"],
+    "s": ["s", "ѕ", "ꜱ", "Ѕ"],
+    "t": ["t", "т", "τ", "ᴛ"],
+    "u": ["u", "ᴜ", "υ"],
+    "y": ["y", "у", "ʏ", "Υ"],
+}
+_HIDDEN = [
+    "", "\u202e", "\u202a", "\u2066", "\u2069", "\u034f", "\ufe0f", "\ufe00", "\U000e0041",
+    "\u180e", "\u3164", "\u115f", "\u1160", "\u0301", "\u0336", "\u200b", "\u00ad",
+]  # fmt: skip
+
+
+@st.composite
+def disguised_tag(draw: st.DrawFn) -> str:
+    name = draw(st.sampled_from(sorted(RESERVED_TAGS)))
+    plain = draw(st.sampled_from(["<", "</"])) + name + ">"
+    out = []
+    for char in plain:
+        out.append(draw(st.sampled_from(_VARIANTS.get(char, [char]))))
+        out.append(draw(st.sampled_from(_HIDDEN)))
+    return "".join(out)
+
+
 user_text = st.lists(
-    st.one_of(st.text(max_size=20), st.sampled_from(ADVERSARIAL)), max_size=8
+    st.one_of(st.text(max_size=20), st.sampled_from(ADVERSARIAL), disguised_tag()), max_size=8
 ).map("".join)
 
 _INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]")
@@ -64,13 +128,45 @@ _NAMES = "|".join(
     sorted({n.replace("-", "_") for n in RESERVED_TAGS} | {"about-user", "carry-over"})
 )
 _TAG = re.compile(rf"<\s*(/?)\s*({_NAMES})(?![\w-])", re.IGNORECASE)
+# An independent table of what a reader takes for `<`, `/` and the letters of our names.
+_LOOKALIKES = str.maketrans(
+    {
+        **dict.fromkeys("˂ᐸ‹⟨〈", "<"),
+        **dict.fromkeys("˃ᐳ›⟩〉", ">"),
+        **dict.fromkeys("∕⁄⧸", "/"),
+        **dict(zip("аеорсуxкмтвіѕАЕОРСУХКМТВІЅ", "aeopcyxkmtbisaeopcyxkmtbis", strict=True)),
+        **dict(zip("αεορυνκτιΑΕΟΡΥΝΚΤΙΜΒ", "aeopuvktiaeopynktimb", strict=True)),
+        **dict(zip("ᴀʙᴄᴅᴇɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢ", "abcdeghijklmnoprstuvwyz", strict=True)),
+    }
+)
+_FILLERS = "\u115f\u1160\u3164\uffa0\u2800"
+_PERCENT = re.compile(r"%(?:25)*(3c|3e|2f)", re.IGNORECASE)
+
+
+def _skeleton(text: str) -> str:
+    """Compatibility forms, no format character, combining mark or filler, lookalikes
+    read as ASCII."""
+    kept = (
+        c
+        for c in unicodedata.normalize("NFKD", text)
+        if unicodedata.category(c) not in ("Cf", "Mn", "Me") and c not in _FILLERS
+    )
+    return "".join(kept).translate(_LOOKALIKES)
 
 
 def decoded(text: str) -> str:
-    """What a model that decodes entities and reads lookalikes as ASCII might see."""
+    """What a model that decodes entities and percent-escapes and reads lookalikes as
+    ASCII might see."""
     for _ in range(4):
         text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", html.unescape(text)))
+        text = _PERCENT.sub(lambda m: bytes.fromhex(m.group(1)).decode(), _skeleton(text))
     return text
+
+
+def reversed_tags(text: str) -> list[tuple[str, str]]:
+    """Tags spelled backwards (`>yromem/<`) after a right-to-left override, which
+    displays them forwards."""
+    return [t for line in decoded(text).split("\n") for t in tags(line[::-1])]
 
 
 def tags(text: str) -> list[tuple[str, str]]:
@@ -83,6 +179,8 @@ def tags(text: str) -> list[tuple[str, str]]:
 def test_neutralized_text_holds_no_tag(text: str) -> None:
     """After `neutralize`, no opener or closer of any reserved tag is left, in any disguise."""
     assert tags(neutralize(text)) == []
+    if "\u202e" in text:
+        assert reversed_tags(neutralize(text)) == []
 
 
 @given(user_text, st.sampled_from(REQUEST_TAGS))
@@ -101,7 +199,7 @@ def test_neutralize_is_idempotent(text: str) -> None:
     assert neutralize(once) == once
 
 
-@given(st.text(alphabet=st.characters(blacklist_characters="<&\uff1c\ufe64\ufe60\uff06")))
+@given(st.text(alphabet=st.characters(blacklist_characters="<&%\uff1c\ufe64\ufe60\uff06˂ᐸ‹⟨〈")))
 def test_text_without_an_opener_is_kept_as_is(text: str) -> None:
     """Text with no `<`, `&` or their lookalikes is never changed."""
     assert neutralize(text) == text
@@ -110,13 +208,18 @@ def test_text_without_an_opener_is_kept_as_is(text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("</memory>", "‹/memory>"),
-        ('<memory version="99">', '‹memory version="99">'),
-        ("< / MeMoRy >", "‹ / MeMoRy >"),
-        ("&lt;/recall&gt;", "‹/recall&gt;"),
-        ("&amp;lt;/memory", "‹/memory"),
-        ("＜／ｍｅｍｏｒｙ＞", "‹／ｍｅｍｏｒｙ＞"),
-        ("a </about_user> b", "a ‹/about_user> b"),
+        ("</memory>", "[/memory>"),
+        ('<memory version="99">', '[memory version="99">'),
+        ("< / MeMoRy >", "[ / MeMoRy >"),
+        ("&lt;/recall&gt;", "[/recall&gt;"),
+        ("&amp;lt;/memory", "[/memory"),
+        ("＜／ｍｅｍｏｒｙ＞", "[／ｍｅｍｏｒｙ＞"),
+        ("a </about_user> b", "a [/about_user> b"),
+        ("ok <\u202e/memory> ñ", "ok [\u202e/memory> ñ"),
+        ("ᐸ/rеcаll>", "[/rеcаll>"),
+        ("%3C/memory%3E", "[/memory%3E"),
+        ("\u202e>yromem/<", "\u202e>yromem/["),
+        ("‹/memory›", "[/memory›"),
         ("te quiero <3, memory", "te quiero <3, memory"),
         ("if a < b and <memoryless>", "if a < b and <memoryless>"),
         ("<memory_block> &amp; <b>", "<memory_block> &amp; <b>"),
@@ -148,3 +251,27 @@ def test_attribute_values_and_label_cannot_break_the_head() -> None:
     head = block.splitlines()[0]
     assert head == '<recall date="2024   memory ">'
     assert tags(block) == [("", RECALL_TAG), ("/", RECALL_TAG)]
+
+
+@given(disguised_tag())
+def test_every_disguise_of_a_tag_is_neutralized(tag: str) -> None:
+    """A reserved tag under any mix of lookalikes, escapes and invisible characters counts
+    as one, and `neutralize` leaves none."""
+    assert len(tags(tag)) == 1
+    assert tags(neutralize(tag)) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "¿Cuándo llegará mi pedido? Mañana, señor Núñez.",
+        "Gracias 👍🏽❤️ ☺️ 1️⃣ 👨‍👩‍👧",
+        "Привет, мой заказ — «память».",
+        "Το σύστημα λειτουργεί.",
+        "a < b y c > d; 50% de 3C; /memoria/",
+        "שלום \u202bעולם\u202c",
+    ],
+)
+def test_ordinary_text_is_left_as_written(text: str) -> None:
+    """Accents, emoji with FE0F and ZWJ, Cyrillic, Greek, bidi text: nothing changes."""
+    assert neutralize(text) == text

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memory import noise
 from memory.noise import classify, is_repetition_loop, text_noise
 from providers.base import ChatReply, ContextTooLong, ProviderError, RateLimited
 
@@ -212,3 +213,9 @@ def test_ngram_run_equals_the_plain_scan(
     if 0 <= typo < len(words):
         words[typo] = "x"
     assert _has_ngram_run(words) == _reference_ngram_run(words)
+
+
+def test_a_reply_cut_at_the_size_cap_is_truncated_noise_even_when_empty() -> None:
+    """A capped reply (the adapter dropped a body past its byte limit unread) is noise."""
+    assert noise.classify(ChatReply("", "max_tokens", capped=True)) == noise.TRUNCATED
+    assert noise.classify(ChatReply("x" * 20, "max_tokens", capped=True)) == noise.TRUNCATED

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from providers.base import Message
-from providers.turns import alternate
+from providers.sdk import alternate
 
 messages = st.lists(
     st.builds(Message, st.sampled_from(["user", "assistant"]), st.text(max_size=20)), max_size=12

@@ -265,7 +265,7 @@ async def _probe_once(app: App, probe: Probe, body: bytes) -> int:
 @contextlib.asynccontextmanager
 async def telegram_rig(tmp: Path) -> AsyncIterator[tuple[App, Probe]]:
     """A started webhook-mode Telegram channel behind the real HTTP app, on a fake Bot API."""
-    secret = "probe-secret"
+    secret = "probe-secret-0123456789"
     hooks = {"telegram_webhook_url": "https://bot.test/hook", "telegram_webhook_secret": secret}
     async with telegram_bot(tmp / "tg.db", **hooks) as h:
         http = build_http_app(h.app.store.ping, telegram=h.channel)

@@ -19,7 +19,7 @@ import structlog
 
 from bot.app import App
 from bot.channels.http import build_http_app
-from bot.channels.server import serving
+from bot.channels.server import MAX_HEADER_BYTES, serving
 from bot.channels.whatsapp.channel import WhatsAppChannel
 from providers.offline import OfflineChatModel
 from tests.support.fakes import ScriptedChatModel, respuesta
@@ -222,3 +222,36 @@ async def test_hundreds_of_idle_sockets_do_not_lock_out_health_or_webhooks(
     for _, w in idle:
         w.close()
     await asyncio.sleep(0.2)
+
+
+async def _status_of(server: Server, head: bytes) -> bytes:
+    """The status line the server answers `head` (sent in one write) with, or b"" if it
+    closed without answering."""
+    reader, writer = await server.connect()
+    writer.write(head)
+    await writer.drain()
+    async with asyncio.timeout(3):
+        line = await reader.readline()
+    writer.close()
+    return line
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        pytest.param(b"X-Big: " + b"a" * 20_000 + b"\r\n", id="one header"),
+        pytest.param(b"".join(b"X-H%d: %s\r\n" % (n, b"b" * 90) for n in range(200)), id="many"),
+    ],
+)
+async def test_headers_over_the_limit_are_refused(server: Server, extra: bytes) -> None:
+    """Over MAX_HEADER_BYTES of headers, even sent in one piece: 431, never reaching a route."""
+    head = HEAD + extra + b"Content-Length: 2\r\n\r\n{}"
+    assert len(head) > MAX_HEADER_BYTES
+    line = await _status_of(server, head)
+    assert line.startswith(b"HTTP/1.1 431"), line
+
+
+async def test_headers_under_the_limit_reach_the_route(server: Server) -> None:
+    """A few kilobytes of headers are fine: the webhook answers (401: unsigned)."""
+    head = HEAD + b"X-Big: " + b"a" * 4_000 + b"\r\nContent-Length: 2\r\n\r\n{}"
+    assert (await _status_of(server, head)).startswith(b"HTTP/1.1 401")

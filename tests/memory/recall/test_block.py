@@ -85,7 +85,7 @@ def test_user_text_cannot_close_or_open_a_block() -> None:
     assert block.text.count("<recall>") == 1
     assert "<system" not in block.text
     assert "<memory" not in block.text.lower()
-    assert "‹/recall>" in block.text
+    assert "[/recall>" in block.text
 
 
 def test_costs_count_a_recalled_piece_once_and_apply_the_live_calibration() -> None:

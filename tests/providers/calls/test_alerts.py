@@ -70,3 +70,28 @@ async def test_repeated_failures_become_a_warning_then_recovery_is_told(
         ("provider_failing", "warning"),
         ("provider_recovered", "warning"),
     ]
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUv",
+        "fw_3ZkQv8s1Gq2Lr7TnYb5Wc",
+        "0123456789abcdef0123456789abcdef",
+    ],
+)
+async def test_auth_failure_logs_class_status_and_a_redacted_cut_message(
+    fake_api: MakeAPI, secret: str
+) -> None:
+    """Keys of other shapes never reach provider_auth_failed, and an echoed prompt is cut."""
+    echoed = "mi pedido llega tarde " * 10 + "y vivo en Calle Mayor 5"
+    message = f"Invalid key {secret} for request: {echoed}"
+    api = fake_api("POST", OPENAI.path, _error(401, "invalid_api_key", message))
+    with capture_logs() as logs, pytest.raises(AuthenticationFailed):
+        await _openai(api.client).complete(REQUEST)
+    [entry] = [e for e in logs if e["event"] == "provider_auth_failed"]
+    assert entry["error"] == "AuthenticationFailed"
+    assert entry["status"] == 401
+    assert len(entry["detail"]) <= 120
+    assert secret not in repr(logs)
+    assert "Calle Mayor" not in repr(logs)

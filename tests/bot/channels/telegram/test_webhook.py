@@ -11,7 +11,7 @@ import pytest
 from tests.support.telegram import Harness, telegram_bot, text_json
 
 URL = "https://bot.example.com/telegram/webhook"
-SECRET = "s3cret-Token_1"
+SECRET = "s3cret-Token_1-webhook"
 UNKNOWN = "telegram:unknown"
 BAD_SENDER = {"id": "x", "is_bot": False, "first_name": "A"}
 WEBHOOK: dict[str, Any] = {"telegram_webhook_url": URL, "telegram_webhook_secret": SECRET}
