@@ -3,13 +3,16 @@ its chat's earlier messages.
 
 Written to the inbox first (deduplicated by external id), in the same round trip as the
 chat's turn state; a sender with debug on stores nothing and gets a dry run instead (an
-`Arrival` job, never an inbox entry). Senders outside the allowlist are refused, and a
+`Arrival` job, never an inbox entry). Senders outside the allowlist are refused, at
+most once per `REFUSAL_INTERVAL_S` per chat (the rest are dropped, never queued), and a
 chat past its queue cap is told to slow down, without a model call.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -31,6 +34,8 @@ from providers.base import valid_text
 log = structlog.get_logger(__name__)
 
 Replies = asyncio.Future[list[str]]
+REFUSAL_INTERVAL_S = 60.0  # a chat outside the allowlist is told at most this often
+REFUSALS_KEPT = 10_000  # chats remembered as recently refused (the oldest go first)
 
 
 class IntakeStore(TurnStore, DeliveryInbox, Protocol):
@@ -58,6 +63,8 @@ class ChatIntake:
         self._dry_run = dry_run
         self.queued: set[int] = set()  # inbox ids queued or running here (bounded by work)
         self.slowed: set[str] = set()  # chats told to slow down, until their queue empties
+        self.refused: OrderedDict[str, float] = OrderedDict()  # chat → when last refused
+        self.clock: Callable[[], float] = time.monotonic
 
     async def submit(self, inbound: Inbound) -> Replies | None:
         """Make the message durable, then queue it behind its chat's earlier messages.
@@ -69,8 +76,7 @@ class ChatIntake:
             inbound = replace(inbound, text=text)
         key = str(inbound.key)
         if not self.settings.is_allowed(inbound.user):
-            log.info("user_not_allowed", key=key)
-            return self.serial.submit(key, lambda: self._refuse(inbound))
+            return self._not_allowed(inbound)
         if self.serial.waiting(key) >= self.settings.max_queued_per_chat:
             return await self._over_cap(inbound)
         arrival = Arrival(
@@ -136,6 +142,23 @@ class ChatIntake:
             return None
         log.info("duplicate_resumed", key=key, external_id=inbound.external_id)
         return self.queue(entry)
+
+    def _not_allowed(self, inbound: Inbound) -> Replies:
+        """Refused: told so once per `REFUSAL_INTERVAL_S` per chat; within that a message
+        is dropped at once, so a flood from outside the allowlist queues nothing."""
+        key, now = str(inbound.key), self.clock()
+        last = self.refused.get(key)
+        if last is not None and now - last < REFUSAL_INTERVAL_S:
+            log.info("user_not_allowed", key=key, told=False)
+            done: Replies = asyncio.get_running_loop().create_future()
+            done.set_result([])
+            return done
+        log.info("user_not_allowed", key=key, told=True)
+        self.refused[key] = now
+        self.refused.move_to_end(key)
+        while len(self.refused) > REFUSALS_KEPT:
+            self.refused.popitem(last=False)
+        return self.serial.submit(key, lambda: self._refuse(inbound))
 
     async def _refuse(self, inbound: Inbound) -> list[str]:
         texts = [t(self.settings.language, "not_allowed")]

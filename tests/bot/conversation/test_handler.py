@@ -374,3 +374,27 @@ async def test_a_dry_run_is_its_own_job_delivered_without_an_inbox_entry(
     assert marked == []  # nothing to mark: it never entered the inbox
     assert await app.store.inbox_get("telegram:1", "dry-1") is None
     assert app.handler.intake.queued == set()
+
+
+async def test_a_flood_from_outside_the_allowlist_queues_nothing(make_app: MakeApp) -> None:
+    """200 messages at once from a sender outside the allowlist: one refusal is sent, the
+    rest are dropped at once (nothing waits in the chat's queue, no model call, nothing
+    stored); a minute later the chat is told once more."""
+    model = ScriptedChatModel()
+    app = await make_app(model, allowed_users=("telegram:1",))
+    sent: list[str] = []
+    app.handler.register("telegram", _Collect(sent))
+    now = [1000.0]
+    app.handler.intake.clock = lambda: now[0]
+    flood = [inbound("telegram:66", f"spam {n}", ext=f"s{n}") for n in range(200)]
+    futures = [await app.handler.submit(message) for message in flood]
+    assert app.handler.serial.waiting("telegram:66") <= 1
+    results = await asyncio.gather(*(f for f in futures if f is not None))
+    refusal = t("es", "not_allowed")
+    assert sent == [refusal]
+    assert sum(1 for r in results if r) == 1
+    assert not model.requests
+    assert await app.store.inbox_get("telegram:66", "s0") is None
+    now[0] += 61
+    assert await app.handler.handle(inbound("telegram:66", "again")) == [refusal]
+    assert sent == [refusal, refusal]
