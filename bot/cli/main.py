@@ -17,6 +17,7 @@ from bot.cli import usage as cli_usage
 from config.checks import names_in_use, unknown_variables
 from config.logging import configure_logging, pseudonym_secret
 from config.settings import Settings, SettingsInvalid, load_settings
+from memory.store import StoreUnavailable
 
 Runner = Callable[[argparse.Namespace, Settings], Awaitable[int]]
 
@@ -88,6 +89,9 @@ async def _guarded(work: Awaitable[int]) -> int:
     except ValueError as exc:  # configuration problems found while building (missing keys)
         print(f"ventana: {exc}", file=sys.stderr)
         return 2
+    except StoreUnavailable as exc:  # a corrupt or unusable database: no traceback
+        print(f"ventana: {exc}", file=sys.stderr)
+        return 1
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)

@@ -18,6 +18,11 @@ from memory.store.turns import TurnStore
 from memory.store.usage import UsageQueries
 
 
+class StoreUnavailable(RuntimeError):
+    """The database cannot be used at all (not a database, corrupt, unreadable): said
+    once, clearly, instead of a traceback (`ventana` then exits non-zero)."""
+
+
 class Store(
     TurnStore,
     SummaryStore,

@@ -47,8 +47,10 @@ class PostgresOperatorQueries:
 
     async def ping(self) -> bool:
         async with self.db.connection() as conn:
-            cur = await conn.execute("SELECT 1 AS one")
-            return (await cur.fetchone()) is not None
+            # Answers, and takes writes (not a read-only replica or a read-only default).
+            cur = await conn.execute("SELECT current_setting('transaction_read_only') AS ro")
+            row = await cur.fetchone()
+            return row is not None and row["ro"] == "off"
 
     async def server_version(self) -> str:
         async with self.db.connection() as conn:

@@ -20,6 +20,8 @@ from typing import Any, Literal, TypeVar, cast
 import aiosqlite
 import structlog
 
+from memory.store import StoreUnavailable
+
 log = structlog.get_logger(__name__)
 T = TypeVar("T")
 Sync = Literal["normal", "full"]
@@ -47,17 +49,28 @@ Write = Callable[[sqlite3.Connection], Any]
 
 
 async def connect(target: str, busy_timeout_ms: int, sync: Sync) -> aiosqlite.Connection:
-    """A connection in WAL mode whose rows are read by column name (`sqlite3.Row`)."""
-    db = await aiosqlite.connect(target, isolation_level=None)
+    """A connection in WAL mode whose rows are read by column name (`sqlite3.Row`).
+
+    A file that is not a database (corrupt, or another format) or cannot be written
+    raises `StoreUnavailable` naming it, with its connection closed (an open one's
+    thread would keep the process alive)."""
+    try:
+        db = await aiosqlite.connect(target, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise StoreUnavailable(f"cannot open the database {target}: {exc}") from None
     db.row_factory = sqlite3.Row
-    for pragma in (
-        "PRAGMA journal_mode = WAL",
-        f"PRAGMA busy_timeout = {int(busy_timeout_ms)}",
-        "PRAGMA foreign_keys = ON",
-        f"PRAGMA synchronous = {SYNC[sync]}",
-        "PRAGMA secure_delete = ON",
-    ):
-        await db.execute(pragma)
+    try:
+        for pragma in (
+            "PRAGMA journal_mode = WAL",
+            f"PRAGMA busy_timeout = {int(busy_timeout_ms)}",
+            "PRAGMA foreign_keys = ON",
+            f"PRAGMA synchronous = {SYNC[sync]}",
+            "PRAGMA secure_delete = ON",
+        ):
+            await db.execute(pragma)
+    except sqlite3.Error as exc:
+        await db.close()
+        raise StoreUnavailable(f"cannot open the database {target}: {exc}") from None
     return db
 
 
@@ -125,7 +138,13 @@ class GroupCommitWriter:
         would take table locks that ignore the busy timeout."""
         writer = await connect(target, busy_timeout_ms, sync)
         db = cls(writer, writer)
-        await prepare(db)
+        try:
+            await prepare(db)
+        except BaseException as exc:
+            await writer.close()
+            if isinstance(exc, sqlite3.DatabaseError):  # corrupt pages found by migrations
+                raise StoreUnavailable(f"cannot use the database {target}: {exc}") from None
+            raise
         if target != ":memory:":
             db._r = await connect(target, busy_timeout_ms, sync)
             db._c = await connect(target, busy_timeout_ms, sync)

@@ -9,6 +9,8 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
+import structlog
+
 from memory.store.operator import SessionInfo
 from memory.store.sqlite.connection import GroupCommitWriter
 from memory.store.sqlite.rows import (
@@ -23,6 +25,8 @@ from memory.store.sqlite.rows import (
 from memory.store.sqlite.summaries import summary_versions
 from memory.store.usage import UsageTotal
 from memory.types import Episode, Exchange, SummaryVersion
+
+log = structlog.get_logger(__name__)
 
 _SESSIONS_SQL = (
     "SELECT s.key, s.created_at, s.last_activity_at, s.debug,"
@@ -127,8 +131,13 @@ class SQLiteOperatorQueries:
         return f"sqlite {self.path} ({len(migrations)} migrations, WAL, synchronous={sync})"
 
     async def ping(self) -> bool:
-        async with self.db.reader.execute("SELECT 1") as cur:
-            return (await cur.fetchone()) is not None
+        """The database answers and takes writes: a write rolled back on the writer (a
+        read-only file, or a full or read-only disk, is not healthy)."""
+        try:
+            return await self.db.exclusive(writable)
+        except sqlite3.Error:
+            log.warning("store_not_writable", exc_info=True)
+            return False
 
     async def synchronous(self) -> str:
         return await self.db.exclusive(synchronous)
@@ -155,3 +164,15 @@ class SQLiteOperatorQueries:
         self, key: str | None = None, since: datetime | None = None
     ) -> list[UsageTotal]:
         return await self.db.read(partial(usage_totals, key=key, since=since))
+
+
+def writable(db: sqlite3.Connection) -> bool:
+    """Rewrite the header's user_version inside a transaction rolled back: a write as
+    far as SQLite's locks and permissions go, a change to nothing."""
+    (version,) = db.execute("PRAGMA user_version").fetchone()
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        db.execute(f"PRAGMA user_version = {int(version)}")
+    finally:
+        db.execute("ROLLBACK")
+    return True

@@ -129,3 +129,17 @@ def test_console_keeps_info_logs_out_of_the_chat(tmp_path: Path) -> None:
     assert " turn " not in quiet.stderr
     loud = _run(["console"], tmp_path, "hello again\n", VENTANA_LOG_LEVEL="info")
     assert "turn" in loud.stderr
+
+
+@pytest.mark.parametrize("command", [["run"], ["console"], ["sessions"]])
+def test_a_corrupt_database_exits_1_with_a_clear_message(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """A VENTANA_DB that is not a database: status 1, one line naming the file, no
+    traceback, and the process does not linger (`run_bot` has a deadline)."""
+    bad = tmp_path / "cli.db"
+    bad.write_bytes(b"not a database, just bytes " * 1000)
+    done = _run(command, tmp_path, VENTANA_HTTP_PORT="18931")
+    assert done.returncode == 1, done.stderr
+    assert f"cannot open the database {bad}" in done.stderr
+    assert "Traceback" not in done.stderr

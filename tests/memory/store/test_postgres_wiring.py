@@ -112,3 +112,19 @@ def test_console_then_sessions_and_export_on_postgres(postgres_url: str, tmp_pat
     assert index["exchanges"] == 1
     assert index["bytes_all_keys"] > 0
     assert list(tmp_path.iterdir()) == []
+
+
+async def test_ping_is_false_while_the_server_takes_no_writes(postgres_url: str) -> None:
+    """`ping` (what /healthz asks) checks that transactions may write: a server switched
+    to read-only (`default_transaction_read_only`, as on a replica) is not healthy."""
+    store = await PostgresStore.open(postgres_url, pool_size=1)
+    try:
+        assert await store.ping()
+        async with store.db.connection() as conn:
+            await conn.execute("SET default_transaction_read_only = on")
+        assert not await store.ping()
+        async with store.db.connection() as conn:
+            await conn.execute("SET default_transaction_read_only = off")
+        assert await store.ping()
+    finally:
+        await store.close()
