@@ -101,6 +101,9 @@ class Settings(BaseSettings):
     undo_minutes: float = _v("VENTANA_UNDO_MINUTES", 60.0, ge=0)
     max_message_chars: int = _v("VENTANA_MAX_MESSAGE_CHARS", 16_000, ge=100)
     max_queued_per_chat: int = _v("VENTANA_MAX_QUEUED_PER_CHAT", 20, ge=1)
+    # Meta retries a webhook for up to 7 days; older is a replay. 0: no limit. Erasure
+    # tombstones are kept 8 days (the inbox's pruning), so the limit stays within that.
+    delivery_max_age_hours: float = _v("VENTANA_DELIVERY_MAX_AGE_HOURS", 168, ge=0, le=190)
     reply_deadline_seconds: float = _v("VENTANA_REPLY_DEADLINE_SECONDS", 25.0, gt=0, le=600)
     # Telegram private chats see the reply as it is written (sendMessageDraft).
     streaming: Annotated[Literal["on", "off"], Lower] = _v("VENTANA_STREAMING", "on")

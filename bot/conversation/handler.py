@@ -50,6 +50,7 @@ class ConversationHandler:
             self.delivery,
             turn=self._process,
             dry_run=self._dry_run,
+            now=engine.clock,
         )
 
     def register(self, channel: str, outbox: Outbox, admins: GroupAdmins | None = None) -> None:

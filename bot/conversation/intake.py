@@ -15,7 +15,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 import structlog
@@ -53,6 +53,7 @@ class ChatIntake:
         *,
         turn: Callable[[InboxEntry], Awaitable[list[str]]],
         dry_run: Callable[[Arrival], Awaitable[list[str]]],
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.settings = settings
         self.store = store
@@ -61,6 +62,7 @@ class ChatIntake:
         self.delivery = delivery
         self._turn = turn
         self._dry_run = dry_run
+        self.now = now  # the engine's clock: a replayed transcript's time, not the wall's
         self.queued: set[int] = set()  # inbox ids queued or running here (bounded by work)
         self.slowed: set[str] = set()  # chats told to slow down, until their queue empties
         self.refused: OrderedDict[str, float] = OrderedDict()  # chat → when last refused
@@ -77,6 +79,8 @@ class ChatIntake:
         key = str(inbound.key)
         if not self.settings.is_allowed(inbound.user):
             return self._not_allowed(inbound)
+        if self._too_old(inbound):
+            return await self._rejected(inbound, "too_old")
         if self.serial.waiting(key) >= self.settings.max_queued_per_chat:
             return await self._over_cap(inbound)
         arrival = Arrival(
@@ -110,6 +114,21 @@ class ChatIntake:
         """The chat's queue emptied: a new burst may be told to slow down again."""
         if not self.serial.waiting(key):
             self.slowed.discard(key)
+
+    def _too_old(self, inbound: Inbound) -> bool:
+        """Older than `VENTANA_DELIVERY_MAX_AGE_HOURS`: a replay, not a late delivery."""
+        hours = self.settings.delivery_max_age_hours
+        return bool(hours) and inbound.ts < self.now() - timedelta(hours=hours)
+
+    async def _rejected(self, inbound: Inbound, reason: str) -> Replies | None:
+        """Acknowledged and recorded as rejected (for dedupe), never answered."""
+        key = str(inbound.key)
+        if not await self.store.inbox_reject(key, inbound.external_id, reason, inbound.ts):
+            return await self._redelivered(inbound)
+        log.info("delivery_rejected", key=key, reason=reason)
+        done: Replies = asyncio.get_running_loop().create_future()
+        done.set_result([])
+        return done
 
     async def _over_cap(self, inbound: Inbound) -> Replies | None:
         """Past the cap a message is acknowledged and recorded as rejected, not answered:

@@ -4,6 +4,7 @@ acknowledged to its channel, and stays until its reply has been delivered."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal, Protocol
@@ -15,6 +16,13 @@ from memory.types import InboxEntry
 log = structlog.get_logger(__name__)
 
 Answered = Literal["answered", "done"]
+
+
+def delivery_digest(key: str, external_id: str) -> str:
+    """What `/forget` keeps of a delivery: SHA-256 of `key|external_id`, in hex (the same
+    on both backends; PostgreSQL computes it in SQL). A replay of an erased delivery is
+    then refused as the redelivery it is, without its text or sender being kept."""
+    return hashlib.sha256(f"{key}|{external_id}".encode()).hexdigest()
 
 
 class DoneMarks:

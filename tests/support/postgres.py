@@ -130,7 +130,7 @@ def start_server(bindir: Path | None = None) -> Iterator[PostgresServer]:
 
 
 MIGRATED = "ventana_test"
-_TABLES = ("inbox", "summaries", "exchanges", "episodes", "sessions")
+_TABLES = ("inbox", "summaries", "exchanges", "episodes", "sessions", "erased_deliveries")
 
 
 async def _migrate(url: str) -> None:

@@ -91,6 +91,7 @@ class PostgresEpisodes:
         committed first (and is erased with the rest) or finds its episode gone."""
         try:
             async with self.db.transaction() as conn:
+                await conn.execute(sql.FORGET_TOMBSTONES, (key,))
                 removed = (await conn.execute(sql.FORGET_INBOX, (key,))).rowcount
                 removed += (await conn.execute(sql.FORGET_SESSION, (key,))).rowcount
             return removed

@@ -73,6 +73,7 @@ class PostgresInbox:
         """Drop finished entries older than `before` (dedupe must outlive redeliveries)."""
         async with self.db.transaction() as conn:
             cur = await conn.execute(sql.INBOX_PRUNE, (before,))
+            await conn.execute(sql.TOMBSTONES_PRUNE, (before,))
             return cur.rowcount
 
 

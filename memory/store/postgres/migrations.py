@@ -189,6 +189,15 @@ async def _intake_function(conn: Conn) -> None:
     await conn.execute(INTAKE_FUNCTION)
 
 
+async def _delivery_tombstones(conn: Conn) -> None:
+    """The delivery ids `/forget` erased, hashed; the intake refuses a replay of one
+    (`INTAKE_FUNCTION` is replaced with the version that checks them)."""
+    await conn.execute(
+        "CREATE TABLE erased_deliveries (digest TEXT PRIMARY KEY, erased_at TIMESTAMPTZ NOT NULL)"
+    )
+    await conn.execute(INTAKE_FUNCTION)
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("0001_initial", _initial),
     ("0002_recall_search", _recall_search),
@@ -199,6 +208,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("0007_usage", _usage),
     ("0008_intake_function", _intake_function),
     ("0009_episode_previous_case", _episode_previous_case),
+    ("0010_delivery_tombstones", _delivery_tombstones),
 )
 
 

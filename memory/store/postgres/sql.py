@@ -104,7 +104,7 @@ DEBUG_OFF = (
 # its session and first episode, all in one transaction. Two workers meeting a new key
 # at once create it once (the second waits on the session's unique key, then reads it).
 INTAKE_FUNCTION = """
-CREATE FUNCTION ventana_intake(
+CREATE OR REPLACE FUNCTION ventana_intake(
     p_key TEXT, p_external_id TEXT, p_user TEXT, p_kind TEXT, p_text TEXT,
     p_at TIMESTAMPTZ, p_unless_debug BOOLEAN,
     OUT entry_id BIGINT, OUT debug_on BOOLEAN, OUT episode BIGINT
@@ -117,6 +117,10 @@ BEGIN
     debug_on := COALESCE(debug_on, FALSE);
     IF debug_on AND p_unless_debug THEN
         RETURN;
+    END IF;
+    IF EXISTS (SELECT 1 FROM erased_deliveries WHERE digest = encode(sha256(convert_to(
+            p_key || '|' || p_external_id, 'UTF8')), 'hex')) THEN
+        RETURN;  -- erased by /forget: a replay of it is a redelivery
     END IF;
     INSERT INTO inbox AS i (session_key, external_id, user_ref, kind, text, received_at,
                             updated_at)
@@ -278,5 +282,13 @@ EXPORT = {
     ),
     "inbox": "SELECT * FROM inbox WHERE session_key = %s ORDER BY id",
 }
+# What `/forget` keeps of the key's deliveries: their ids hashed (`delivery_digest`).
+DIGEST = "encode(sha256(convert_to({key} || '|' || {external_id}, 'UTF8')), 'hex')"
+FORGET_TOMBSTONES = (
+    "INSERT INTO erased_deliveries (digest, erased_at) SELECT"
+    f" {DIGEST.format(key='session_key', external_id='external_id')}, now()"
+    " FROM inbox WHERE session_key = %s ON CONFLICT DO NOTHING"
+)
+TOMBSTONES_PRUNE = "DELETE FROM erased_deliveries WHERE erased_at < %s"
 FORGET_INBOX = "DELETE FROM inbox WHERE session_key = %s"
 FORGET_SESSION = "DELETE FROM sessions WHERE key = %s"

@@ -6,10 +6,11 @@ the WAL's copies in the background: `erased` says when they are gone).
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import partial
 
 from memory.store.episodes import NewEpisode
+from memory.store.inbox import delivery_digest
 from memory.store.sqlite import recall_index
 from memory.store.sqlite.connection import GroupCommitWriter
 from memory.store.sqlite.recall import SQLiteRecall
@@ -82,6 +83,12 @@ def undo_reset(
 
 
 def forget(db: sqlite3.Connection, *, key: str) -> int:
+    ids = db.execute("SELECT external_id FROM inbox WHERE session_key = ?", (key,)).fetchall()
+    at = iso(datetime.now(UTC))
+    db.executemany(
+        "INSERT OR IGNORE INTO erased_deliveries (digest, erased_at) VALUES (?, ?)",
+        [(delivery_digest(key, row[0]), at) for row in ids],
+    )
     removed = db.execute("DELETE FROM inbox WHERE session_key = ?", (key,)).rowcount
     recall_index.forget_key(db, key)
     return removed + db.execute("DELETE FROM sessions WHERE key = ?", (key,)).rowcount

@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import datetime
 from functools import partial
 
-from memory.store.inbox import Answered, DoneMarks
+from memory.store.inbox import Answered, DoneMarks, delivery_digest
 from memory.store.sqlite.connection import GroupCommitWriter
 from memory.store.sqlite.rows import INBOX_COLS, columns, inbox_row, iso
 from memory.types import Arrival, InboxEntry
@@ -27,6 +27,9 @@ _INBOX_INSERT = (
 def inbox_add(db: sqlite3.Connection, *, arrival: Arrival) -> InboxEntry | None:
     """The arrival as an inbox entry with its new id, or None when its external id is
     already in."""
+    digest = delivery_digest(arrival.key, arrival.external_id)
+    if db.execute("SELECT 1 FROM erased_deliveries WHERE digest = ?", (digest,)).fetchone():
+        return None  # erased by /forget: a replay of it is a redelivery
     at = iso(arrival.received_at)
     row = (arrival.key, arrival.external_id, arrival.user, arrival.kind, arrival.text, at, at)
     cur = db.execute(_INBOX_INSERT, row)
@@ -55,6 +58,7 @@ def inbox_prune(db: sqlite3.Connection, *, before: datetime) -> int:
         "DELETE FROM inbox WHERE status IN ('done', 'rejected') AND updated_at < ?",
         (iso(before),),
     )
+    db.execute("DELETE FROM erased_deliveries WHERE erased_at < ?", (iso(before),))
     return cur.rowcount
 
 

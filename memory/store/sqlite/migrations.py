@@ -176,6 +176,16 @@ def episode_previous_case(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE episodes ADD COLUMN previous_case TEXT")
 
 
+@migration
+def delivery_tombstones(db: sqlite3.Connection) -> None:
+    """The delivery ids `/forget` erased, hashed (`memory.store.inbox.delivery_digest`):
+    a captured delivery replayed later is refused, not answered again."""
+    db.execute(
+        "CREATE TABLE erased_deliveries (digest TEXT PRIMARY KEY, erased_at TEXT NOT NULL)"
+        " WITHOUT ROWID"
+    )
+
+
 def _apply(db: sqlite3.Connection, number: int, name: str, apply: Migration) -> None:
     apply(db)
     at = datetime.now(UTC).isoformat()

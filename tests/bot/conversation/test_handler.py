@@ -7,7 +7,7 @@ import contextlib
 import io
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -398,3 +398,29 @@ async def test_a_flood_from_outside_the_allowlist_queues_nothing(make_app: MakeA
     now[0] += 61
     assert await app.handler.handle(inbound("telegram:66", "again")) == [refusal]
     assert sent == [refusal, refusal]
+
+
+async def test_a_delivery_older_than_the_limit_is_recorded_and_never_answered(
+    make_app: MakeApp,
+) -> None:
+    """A message dated 40 days ago (a captured delivery replayed): acknowledged, kept as
+    rejected (`too_old`) for dedupe, no reply and no model call. Within the limit (the
+    default, 7 days) a late delivery is answered as usual."""
+    model = ScriptedChatModel()
+    app = await make_app(model)
+    sent: list[str] = []
+    app.handler.register("telegram", _Collect(sent))
+    old = inbound("telegram:40", "mi DNI es 12345678Z", ext="old-1")
+    old = replace(old, ts=datetime.now(UTC) - timedelta(days=40))
+    assert await app.handler.handle(old) == []
+    assert sent == []
+    assert not model.requests
+    entry = await app.store.inbox_get("telegram:40", "old-1")
+    assert entry is not None
+    assert entry.status == "rejected"
+    assert entry.text == ""  # nothing of the message is kept
+    late = replace(
+        inbound("telegram:40", "hola", ext="late-1"), ts=datetime.now(UTC) - timedelta(days=6)
+    )
+    assert await app.handler.handle(late)
+    assert len(model.requests) == 1
