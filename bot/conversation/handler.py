@@ -25,12 +25,15 @@ from bot.conversation.texts import error_text, t
 from config.settings import Settings
 from memory.engine import MemoryEngine, Outcome, Prepared
 from memory.policy import Assembly, TooLarge
-from memory.store import Store
+from memory.store import Store, is_store_error
 from memory.types import Arrival, InboxEntry
 
 __all__ = ["ConversationHandler", "LiveOutbox", "Outbox"]
 
 log = structlog.get_logger(__name__)
+# A turn the database failed (down, disk full) is tried again after these, about a
+# minute in all; then the user gets an apology and the entry waits for the next start.
+STORE_RETRY_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
 
 
 class ConversationHandler:
@@ -42,6 +45,9 @@ class ConversationHandler:
         self.commands = commands.Context(settings, engine.episodes, store)
         self.serial = KeyedSerial()
         self.delivery = Delivery(store, settled=self._settled)
+        self.store_retry_s = STORE_RETRY_S
+        self._store_failures: dict[int, int] = {}  # entry id → failed attempts (bounded)
+        self._retries: dict[int, asyncio.TimerHandle] = {}  # entry id → its next try
         self.intake = ChatIntake(
             settings,
             store,
@@ -109,6 +115,8 @@ class ConversationHandler:
         await self.engine.folds.drain()
 
     async def aclose(self) -> None:
+        for handle in self._retries.values():
+            handle.cancel()
         await self.serial.aclose()
 
     # -- processing ---------------------------------------------------------------------
@@ -117,18 +125,72 @@ class ConversationHandler:
         """The chat is held (across workers on a shared store) while its claimed entries
         run, oldest first."""
         structlog.contextvars.bind_contextvars(key=entry.key)
+        retrying = False
         try:
             texts: list[str] = []
             async with self.store.claim_turn(entry) as claim:
                 for each in claim.entries:
                     replies = await self._run_entry(each)
                     texts = replies if each.id == entry.id else texts
+            self._store_failures.pop(entry.id, None)
             return texts
+        except Exception as exc:
+            if not is_store_error(exc):
+                raise
+            retrying = self._store_failed(entry, exc)
+            return [] if retrying else await self._apologise(entry)
         finally:
             self.intake.burst_over(entry.key)
-            if entry.id not in self.delivery.later:
+            if not retrying and entry.id not in self.delivery.later:
                 self.intake.queued.discard(entry.id)
             structlog.contextvars.unbind_contextvars("key")
+
+    def _store_failed(self, entry: InboxEntry, exc: Exception) -> bool:
+        """Try the entry again later (True), or give up on it for this run (False)."""
+        attempt = self._store_failures.get(entry.id, 0)
+        error = type(exc).__name__
+        if attempt >= len(self.store_retry_s):
+            self._store_failures.pop(entry.id, None)
+            log.error("turn_store_failed", error=error, attempts=attempt + 1)
+            return False
+        self._store_failures[entry.id] = attempt + 1
+        log.warning("turn_store_retried", error=error, attempt=attempt + 1)
+        loop = asyncio.get_running_loop()
+        handle = loop.call_later(self.store_retry_s[attempt], self._requeue, entry)
+        self._retries[entry.id] = handle
+        return True
+
+    def _requeue(self, entry: InboxEntry) -> None:
+        self._retries.pop(entry.id, None)
+        self.serial.submit(entry.key, lambda: self._retry(entry))
+
+    async def _retry(self, entry: InboxEntry) -> list[str]:
+        """The entry as the store has it now: answered meanwhile (its exchange committed
+        before the failure) it is only delivered, never answered twice."""
+        try:
+            fresh = await self.store.inbox_get(entry.key, entry.external_id)
+        except Exception as exc:
+            if not is_store_error(exc):
+                raise
+            if self._store_failed(entry, exc):
+                return []
+            self.intake.queued.discard(entry.id)
+            return await self._apologise(entry)
+        if fresh is None or fresh.status in ("done", "rejected"):
+            self._store_failures.pop(entry.id, None)
+            self.intake.queued.discard(entry.id)
+            return []
+        return await self._process(fresh)
+
+    async def _apologise(self, entry: InboxEntry) -> list[str]:
+        """The store stayed down: the user hears so; the entry stays in the inbox (not
+        done) and is answered at the next start (`recover`)."""
+        texts = [t(self.language, "error_store")]
+        try:
+            await self.delivery.send(entry.session, texts)
+        except Exception:
+            log.exception("apology_undelivered")
+        return texts
 
     async def _dry_run(self, arrival: Arrival) -> list[str]:
         """A message of a sender in debug mode: never in the inbox, nothing marked."""

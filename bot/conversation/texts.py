@@ -58,6 +58,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "error_context_too_long": "La conversación es demasiado larga para el modelo. Prueba "
         "/reset para empezar de cero.",
         "error_generic": "Lo siento, no pude responder esta vez. Inténtalo de nuevo.",
+        "error_store": "Lo siento, ahora mismo no puedo guardar esta conversación. Tengo tu "
+        "mensaje y lo responderé en cuanto pueda.",
         "truncated": "\n\n(La respuesta se cortó por su longitud.)",
         "welcome_console": "ventana · consola · sesión {key} · modelo {model}\n"
         "Escribe y pulsa Enter. /help para comandos, /quit o Ctrl-D para salir.",
@@ -115,6 +117,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "error_context_too_long": "This conversation is too long for the model. Try /reset "
         "to start over.",
         "error_generic": "Sorry, I couldn't answer this time. Please try again.",
+        "error_store": "Sorry, I can't save this conversation right now. I have your message "
+        "and will answer it as soon as I can.",
         "truncated": "\n\n(The answer was cut short because of its length.)",
         "welcome_console": "ventana · console · session {key} · model {model}\n"
         "Type and press Enter. /help for commands, /quit or Ctrl-D to leave.",

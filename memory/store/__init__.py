@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Protocol
 
 from memory.recall.port import RecallIndex
@@ -21,6 +22,21 @@ from memory.store.usage import UsageQueries
 class StoreUnavailable(RuntimeError):
     """The database cannot be used at all (not a database, corrupt, unreadable): said
     once, clearly, instead of a traceback (`ventana` then exits non-zero)."""
+
+
+def is_store_error(exc: BaseException) -> bool:
+    """A failure of the database itself that may pass (down, restarting, disk full or
+    I/O error, locked past the busy timeout, no pooled connection in time), as either
+    backend raises it: worth trying the turn again once the store is back. A bug (a
+    constraint violated, bad SQL) is not one."""
+    if isinstance(exc, sqlite3.OperationalError):
+        return True
+    try:
+        import psycopg
+        import psycopg_pool
+    except ImportError:  # pragma: no cover - both are dependencies
+        return False
+    return isinstance(exc, psycopg.OperationalError | psycopg_pool.PoolTimeout)
 
 
 class Store(

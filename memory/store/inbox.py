@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Literal, Protocol
 
@@ -25,13 +25,19 @@ def delivery_digest(key: str, external_id: str) -> str:
     return hashlib.sha256(f"{key}|{external_id}".encode()).hexdigest()
 
 
+MARK_RETRY_S = (0.5, 1.0, 2.0, 4.0, 8.0)  # a failed done mark is tried again after these
+
+
 class DoneMarks:
     """The done marks a backend has started but not yet made durable: the entries they
-    cover read as done at once (`in`), failures are logged, `settled` waits for them.
-    Shared by the backends' `inbox_delivered` / `inbox_settled`."""
+    cover read as done at once (`in`), `settled` waits for them. Shared by the backends'
+    `inbox_delivered` / `inbox_settled`. A mark that fails (the database briefly down) is
+    started again after `MARK_RETRY_S`, the entry still reading as done: a reply already
+    delivered is not sent again at the next start because its mark was lost."""
 
-    def __init__(self) -> None:
+    def __init__(self, retry_s: Sequence[float] = MARK_RETRY_S) -> None:
         self._running: dict[int, asyncio.Future[None]] = {}
+        self.retry_s = tuple(retry_s)
 
     def __contains__(self, entry_id: object) -> bool:
         return entry_id in self._running
@@ -40,18 +46,49 @@ class DoneMarks:
         """The running mark of `entry_id` (tests await it)."""
         return self._running[entry_id]
 
-    def track(self, entry_id: int, mark: asyncio.Future[None]) -> None:
-        self._running[entry_id] = mark
-        mark.add_done_callback(lambda done: self._finished(entry_id, done))
+    def track(self, entry_id: int, start: Callable[[], asyncio.Future[None]]) -> None:
+        """Start the mark (`start()` queues it on the backend) and follow it."""
+        self._follow(entry_id, start(), start, 0)
 
-    def _finished(self, entry_id: int, mark: asyncio.Future[None]) -> None:
-        if self._running.get(entry_id) is mark:
-            del self._running[entry_id]
-        if not mark.cancelled() and mark.exception() is not None:
-            log.error("inbox_mark_failed", error=repr(mark.exception()))
+    def _follow(
+        self,
+        entry_id: int,
+        mark: asyncio.Future[None],
+        start: Callable[[], asyncio.Future[None]],
+        attempt: int,
+    ) -> None:
+        self._running[entry_id] = mark
+        mark.add_done_callback(lambda done: self._finished(entry_id, done, start, attempt))
+
+    def _finished(
+        self,
+        entry_id: int,
+        mark: asyncio.Future[None],
+        start: Callable[[], asyncio.Future[None]],
+        attempt: int,
+    ) -> None:
+        if self._running.get(entry_id) is not mark:
+            return
+        del self._running[entry_id]
+        if mark.cancelled() or mark.exception() is None:
+            return
+        error = type(mark.exception()).__name__
+        if attempt >= len(self.retry_s):
+            log.error("inbox_mark_failed", error=error, attempts=attempt + 1)
+            return
+        log.warning("inbox_mark_retried", error=error, attempt=attempt + 1)
+        again = asyncio.ensure_future(_later(self.retry_s[attempt], start))
+        self._follow(entry_id, again, start, attempt + 1)
 
     async def settled(self) -> None:
-        await asyncio.gather(*self._running.values(), return_exceptions=True)
+        while self._running:  # a retry started meanwhile is waited for too
+            await asyncio.gather(*self._running.values(), return_exceptions=True)
+            await asyncio.sleep(0)
+
+
+async def _later(delay: float, start: Callable[[], asyncio.Future[None]]) -> None:
+    await asyncio.sleep(delay)
+    await start()
 
 
 class DeliveryInbox(Protocol):

@@ -63,8 +63,8 @@ class PostgresInbox:
         """Mark a delivered entry done in the chat locks' next batch: delivered while its
         chat is held, it rides the unlock's round trip. This store reads it as done at
         once, failures are logged, `inbox_settled` and `close` wait for the marks."""
-        mark = self.locks.mark_done(self.claims.claimed.get(entry_id), entry_id, at)
-        self.delivering.track(entry_id, mark)
+        key = self.claims.claimed.get(entry_id)
+        self.delivering.track(entry_id, lambda: self.locks.mark_done(key, entry_id, at))
 
     async def inbox_settled(self) -> None:
         await self.delivering.settled()

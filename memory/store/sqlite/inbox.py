@@ -116,7 +116,7 @@ class SQLiteInbox:
         intake) or is committed on its own shortly after; meanwhile this store already
         reads the entry as done, so a redelivery is not answered twice."""
         mark = partial(inbox_mark, entry_id=entry_id, status="done", replies=(), at=at)
-        self.delivering.track(entry_id, self.db.lazy(mark))
+        self.delivering.track(entry_id, lambda: self.db.lazy(mark))
 
     async def inbox_settled(self) -> None:
         await self.delivering.settled()
