@@ -13,7 +13,17 @@ import gc
 import time
 from collections.abc import Callable, Sequence
 
-from bench import concurrency, growth, overhead, recall, tokens, topic_tiage, topics, workers
+from bench import (
+    concurrency,
+    growth,
+    overhead,
+    recall,
+    recall_public,
+    tokens,
+    topic_tiage,
+    topics,
+    workers,
+)
 from bench.common import Target
 from bench.postgres import recall as postgres_recall
 
@@ -36,6 +46,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         ("overhead", overhead.main),
         ("growth", growth.main),
         ("recall", recall.main),
+        ("recall public", recall_public.main),
         ("concurrency", concurrency.main),
         ("topic", _tiage),
         ("topics", topics.main),

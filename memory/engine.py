@@ -19,6 +19,7 @@ from memory.fold.service import FoldService
 from memory.policy import Assembly, FoldFirst, Parts, TooLarge, assemble, plan_request
 from memory.recall.block import Costs, render
 from memory.recall.port import RecallIndex, RecallQuery
+from memory.recall.rank import LIMIT as RECALL_LIMIT
 from memory.recall.rank import Hit
 from memory.recall.terms import query_terms
 from memory.store.conversation import ConversationStore, NewExchange
@@ -29,7 +30,6 @@ from providers.streaming import TextSink, complete_streaming
 
 log = structlog.get_logger(__name__)
 MAX_SYNC_FOLDS = 3
-RECALL_LIMIT = 8  # hits ranked per turn; the block's token share decides how many show
 
 TopicCheck = Callable[[TurnState, str, datetime], Awaitable[TopicDecision]]
 TurnObserver = Callable[["Prepared", "Outcome", Exchange], None]
