@@ -33,7 +33,7 @@ from bench.data.public_dialogues import conversations
 from bench.data.recall_cases import case
 from bench.recall import bm25_pick
 from memory.recall import hot, rank
-from memory.recall.block import render
+from memory.recall.block import Costs, render
 from memory.recall.hot import Indexed, KeyIndex
 from memory.recall.port import RecallQuery
 from memory.recall.rank import Hit
@@ -206,6 +206,32 @@ IDEAS = (
 )  # fmt: skip
 
 
+def turn_cost(cases: Sequence[Case], rounds: int = 3) -> dict[str, tuple[float, float]]:
+    """What recall costs a turn, before and kept: each exchange's own user text searched
+    as the next message would be (the exchanges before its window), the block rendered
+    with a per-arm `Costs` cache, both arms interleaved. {arm: (p50 µs, hits shown)}."""
+    tok = default_tokenizer()
+    arms = {"before": OLD, "kept": {}}
+    spent: dict[str, list[float]] = {arm: [] for arm in arms}
+    shown: dict[str, int] = dict.fromkeys(arms, 0)
+    caches = {arm: Costs(tok.count) for arm in arms}
+    for r in range(rounds):
+        for c in cases:
+            for n, entry in list(c.index.entries.items())[2 * WINDOW :]:
+                order = list(arms) if (n + r) % 2 else list(arms)[::-1]
+                for arm in order:
+                    with constants(arms[arm]):
+                        started = time.perf_counter()
+                        query = query_terms(entry.exchange.user_text)
+                        search = RecallQuery(1, 1, query, n - WINDOW + 1, int(rank.LIMIT))
+                        hits = c.index.search(search) if query else []
+                        block = render(hits, BUDGET, caches[arm], c.language)
+                        spent[arm].append(time.perf_counter() - started)
+                        shown[arm] += len(block.hits)
+    turns = max(len(spent["kept"]), 1)
+    return {arm: (percentile(spent[arm], 50) * 1e6, shown[arm] / turns) for arm in arms}
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--shuffles", type=int, default=3, help="orders of the train dialogues")
@@ -228,6 +254,18 @@ def main(argv: Sequence[str] | None = None) -> None:
             cells.append(f"{ours:.1%} vs {theirs:.1%} ({spent:,.0f} tok)")
             micros = max(micros, us)
         print(f"  {idea.name:<42}" + "".join(f"{c:>36}" for c in cells) + f"{micros:>10.0f}µs")
+    print("  per-turn recall (query, in-memory search, block), every exchange's text as the next")
+    print("  message, before and kept interleaved:")
+    for name, cases in (
+        ("support cases", support_cases(300)),
+        ("TIAGE", sets["TIAGE train-built"][:1]),
+    ):
+        cost = turn_cost(cases, 1 if args.quick else 3)
+        cells = ", ".join(
+            f"{arm} p50 {us:.0f} µs ({hits:.1f} shown)" for arm, (us, hits) in cost.items()
+        )
+        extra = cost["kept"][0] - cost["before"][0]
+        print(f"    {name:<14} {cells}: {extra:+.0f} µs a turn")
 
 
 if __name__ == "__main__":
