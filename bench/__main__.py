@@ -26,6 +26,7 @@ from bench import (
 )
 from bench.common import Target
 from bench.postgres import recall as postgres_recall
+from bench.recall import public as recall_public
 
 
 def _tiage(argv: list[str]) -> list[Target]:
@@ -47,6 +48,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         ("profile", profile.main),
         ("growth", growth.main),
         ("recall", recall.main),
+        ("recall public", recall_public.main),
         ("concurrency", concurrency.main),
         ("topic", _tiage),
         ("topics", topics.main),

@@ -24,6 +24,7 @@ from memory.fold.service import FoldService
 from memory.policy import Assembly, FoldFirst, Parts, TooLarge, assemble, plan_request
 from memory.recall.block import Costs, render
 from memory.recall.port import RecallIndex, RecallQuery
+from memory.recall.rank import LIMIT as RECALL_LIMIT
 from memory.recall.rank import Hit
 from memory.recall.terms import query_terms
 from memory.soft_reset import turn as soft_reset
@@ -47,7 +48,6 @@ from providers.streaming import TextSink, complete_streaming
 
 log = structlog.get_logger(__name__)
 MAX_SYNC_FOLDS = 3
-RECALL_LIMIT = 8  # hits ranked per turn; the block's token share decides how many show
 
 # The turn's value types live in memory/turn.py; they are imported from here as before.
 __all__ = [

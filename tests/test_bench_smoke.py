@@ -11,10 +11,20 @@ from typing import Any
 
 import pytest
 
-from bench import concurrency, growth, overhead, tokens, workers
+from bench import (
+    concurrency,
+    growth,
+    overhead,
+    recall,
+    tokens,
+    workers,
+)
 from bench.common import percentile
+from bench.data import public_dialogues
 from bench.data.seed import SeedSession, seed
 from bench.data.transcripts import EARLY_FACTS, long_support
+from bench.recall import ablation as recall_ablation
+from bench.recall import public as recall_public
 from memory.facts import extract_facts
 from tests.support.postgres import PostgresServer, postgres_server
 
@@ -237,3 +247,67 @@ def test_quick_sets_only_what_is_not_given() -> None:
     args = workers.parse(["--quick", "--chats", "7"])
     assert (args.chats, args.turns, args.latency, args.light) == (7, 2, 0.2, 10)
     assert workers.parse([]).chats == 1000
+
+
+needs_tiage = pytest.mark.skipif(
+    not (public_dialogues.DATA / "anno_train.json").exists(), reason="TIAGE data not found"
+)
+
+
+@needs_tiage
+def test_public_probes_ask_once_told_facts_in_other_words() -> None:
+    """Every probe's answer is said once in its conversation, by the user, before the
+    last exchanges; each disclosure is asked three ways; the build is deterministic."""
+    convs = public_dialogues.conversations("train", per=10, limit=4)
+    assert convs == public_dialogues.conversations("train", per=10, limit=4)
+    for conv in convs:
+        assert len(conv.exchanges) > 50
+        assert [p.kind for p in conv.probes] == list(public_dialogues.KINDS) * (
+            len(conv.probes) // 3
+        )
+        for probe in conv.probes:
+            user, _, at = conv.exchanges[probe.exchange]
+            assert probe.exchange < len(conv.exchanges) - public_dialogues.RECENT
+            if probe.kind == "when":
+                assert probe.answer == f"{at:%Y-%m-%d}"
+                continue
+            assert probe.answer in user
+            holders = [u for u, a, _ in conv.exchanges if probe.answer in f"{u}\n{a}"]
+            assert holders == [user]
+
+
+@needs_tiage
+async def test_the_public_recall_bench_runs_every_arm() -> None:
+    """Two short train-built conversations replayed with recall on and off: every probe
+    has a verdict and tokens in every arm, the product and the plain BM25 baseline ran at
+    comparable tokens, and three targets come back."""
+    convs, results = await recall_public.measure("train", 10, 1, 2, "off")
+    assert len(convs) == 2
+    assert len(results) == sum(len(c.probes) for c in convs) > 0
+    for r in results:
+        assert set(r.found) == set(r.tokens) == set(recall.ARMS)
+        assert r.found["full history"]
+        assert r.tokens["window only"] < r.tokens["ventana with recall"] < r.tokens["full history"]
+        assert r.tokens["plain BM25, same tokens"] <= r.tokens["ventana with recall"] + 40
+    found, _ = recall_public.rates(results)
+    assert found["ventana with recall"] > found["window + summary"]
+    assert 0 < found["plain BM25, same tokens"] <= 1
+    figures = recall_public.table(results, "smoke")
+    assert 0 < figures["share"] < 0.5
+    assert len(recall_public.targets(figures)) == 3
+
+
+@needs_tiage
+def test_the_recall_ablation_measures_each_idea_on_both_sets() -> None:
+    """On one train-built conversation and the support cases: each idea gives a rate for
+    ventana and plain BM25, and the kept ranking is the product's own constants."""
+    cases = recall_ablation.tiage_train(1)[:1] + recall_ablation.support_cases(40)
+    kept = next(i for i in recall_ablation.IDEAS if i.name.startswith("kept"))
+    assert kept.constants == {}
+    for idea in recall_ablation.IDEAS[:4]:
+        ours, theirs, spent, micros = recall_ablation.run(cases, idea)
+        assert 0 <= ours <= 1
+        assert 0 <= theirs <= 1
+        assert spent > 0
+        assert micros > 0
+    assert recall_ablation.rank.MIN_SCORE == 1.5  # the constants are set back after a run

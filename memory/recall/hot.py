@@ -32,11 +32,10 @@ from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 
 from memory.recall.port import RecallQuery
-from memory.recall.rank import K1, B, Candidate, Hit, rank, searchable, weights
+from memory.recall.rank import CANDIDATES, K1, B, Candidate, Hit, rank, searchable, weights
 from memory.types import Exchange
 
 MAX_TERMS = 1_000_000  # terms held in all (`KeyIndex.size`): 40 to 50 MB
-CANDIDATES = 20  # the best matches (BM25 over the key's statistics) that are re-ranked
 
 
 @dataclass(frozen=True, slots=True)

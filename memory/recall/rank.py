@@ -18,7 +18,16 @@ from memory.types import Exchange
 
 K1 = 1.2
 B = 0.75
-MIN_SCORE = 3.0  # one match on a term found in 1 of ~20 exchanges; a common word is below
+# One match on a term found in 1 of ~8 exchanges of an average length. At 3.0 (1 of ~20)
+# a question sharing one word with the exchange that answers it ("my name", "my wife")
+# recalled nothing in a long chat whose words recur: TIAGE train-built conversations
+# 0.54 → 0.58 answer in request (`bench.recall.ablation`); `bench.recall` the same.
+MIN_SCORE = 1.5
+# The best BM25 matches each backend (in memory, FTS5, PostgreSQL) hands to `rank`: at 20
+# a long chat's answer was often the 21st match of a common word (0.58 → 0.70 with 30
+# and `LIMIT` 20; more changed nothing).
+CANDIDATES = 30
+LIMIT = 20  # hits ranked per turn; the block's token share decides how many show
 BEST_SHARE = 0.25  # a hit under a quarter of the best one's score is noise next to it
 COMMON_SHARE = 0.1  # a word in more than this share of the key's exchanges is not searched
 DUPLICATE = 0.7  # Jaccard of term sets at or above which two exchanges say the same

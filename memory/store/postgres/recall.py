@@ -37,7 +37,15 @@ import structlog
 from psycopg.rows import dict_row
 
 from memory.recall.port import RecallQuery
-from memory.recall.rank import Candidate, Hit, idf, rank, rank_with_previous, searchable
+from memory.recall.rank import (
+    CANDIDATES,
+    Candidate,
+    Hit,
+    idf,
+    rank,
+    rank_with_previous,
+    searchable,
+)
 from memory.recall.terms import QueryTerm, terms
 from memory.store.turns import NewExchange
 from memory.types import Exchange
@@ -49,8 +57,8 @@ log = structlog.get_logger(__name__)
 Conn = psycopg.AsyncConnection[Any]
 
 # Matching exchanges read per search, best first by an IDF-weighted count of the terms
-# they match (then `ts_rank`): `rank` re-ranks these few over the key's own statistics.
-CANDIDATES = 30
+# they match (then `ts_rank`): `rank` re-ranks these few over the key's own statistics
+# (`rank.CANDIDATES`, the same for every backend).
 MAX_LEXEME = 2047  # bytes
 MAX_POSITIONS = 256
 MAX_VECTOR = 1_000_000  # bytes of lexemes, under PostgreSQL's 1 MB

@@ -30,17 +30,15 @@ from typing import Any
 
 from memory.recall.hot import Indexed, KeyIndex
 from memory.recall.port import RecallQuery
-from memory.recall.rank import Candidate, Hit, rank, rank_with_previous, searchable
+from memory.recall.rank import CANDIDATES, Candidate, Hit, rank, rank_with_previous, searchable
 from memory.recall.terms import terms
 from memory.store.sqlite.connection import in_transaction
 from memory.types import Exchange
 
 SHARDS = 8
-# Matching exchanges read per search, FTS5's own BM25 first (key-local document
-# frequencies; its N is the whole table's): `memory.recall.rank` re-ranks these few in
-# Python over the key's own statistics. 20, not 30: each costs ~8 µs to read and rank,
-# and `bench.recall` answers the same with either.
-CANDIDATES = 20
+# Matching exchanges read per search (`rank.CANDIDATES`), FTS5's own BM25 first
+# (key-local document frequencies; its N is the whole table's): `memory.recall.rank`
+# re-ranks these few in Python over the key's own statistics.
 PROGRESS_FROM = 20_000  # a backfill this large shows a progress bar
 # FTS5 merges a level's segments at once when it holds this many (its default: 16).
 # Every commit adds a one-exchange segment and a search seeks each term in every

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from memory.recall.port import RecallQuery
+from memory.recall.rank import CANDIDATES, LIMIT
 from memory.recall.terms import query_terms
 from memory.store.episodes import NewEpisode
 from memory.store.sqlite import recall_index
@@ -76,6 +77,37 @@ async def test_found_by_inflection_and_fact(recall_store: RecallStore) -> None:
     ids = await say(store, "console:a", ["Migré el dominio; el pedido #4821", *filler(20)])
     assert await search(store, "console:a", "¿cuándo fue la migración?") == [ids[0]]
     assert await search(store, "console:a", "what about 4821") == [ids[0]]
+
+
+PETS = (
+    "alfa", "bravo", "carlo", "delta", "eco", "fiona", "golfo", "hotel", "india",
+    "julieta", "kilo", "lima", "mike", "nube", "oscar", "papa", "quebec", "romeo",
+    "sierra", "tango", "ulises", "victor", "whisky", "xavier", "yuki",
+)  # fmt: skip
+
+
+async def test_a_word_of_25_exchanges_finds_all_of_them_on_every_backend(
+    recall_store: RecallStore,
+) -> None:
+    """A long chat said a word in 25 distinct exchanges (1 in 13, each a middling
+    match): every backend hands all 25 to the ranking (`CANDIDATES` is 30 on each) and
+    the engine's `LIMIT` keeps 20. At 20 candidates, 8 hits and a cut-off of 3.0 the
+    same search found nothing."""
+    texts = filler(300) + [
+        f"mi perro {name} juega con {PETS[(i + 7) % len(PETS)]}" for i, name in enumerate(PETS)
+    ]
+    await say(recall_store, "telegram:pets", texts)
+    state = await state_of(recall_store, "telegram:pets")
+    query = query_terms("¿cómo se llama mi perro?")
+    found = await recall_store.recall(
+        RecallQuery(state.session_id, state.episode.id, query, None, CANDIDATES)
+    )
+    assert len(found) == len(PETS)
+    assert all("perro" in h.exchange.user_text for h in found)
+    limited = await recall_store.recall(
+        RecallQuery(state.session_id, state.episode.id, query, None, LIMIT)
+    )
+    assert [h.exchange.id for h in limited] == [h.exchange.id for h in found[:LIMIT]]
 
 
 async def test_noise_is_never_indexed(recall_store: RecallStore) -> None:

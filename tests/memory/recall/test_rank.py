@@ -46,6 +46,19 @@ def test_a_common_word_alone_recalls_nothing() -> None:
     assert rank(q("factur"), cands, df, docs, 5) == []
 
 
+def test_one_shared_word_of_one_exchange_in_eight_is_recalled() -> None:
+    """A question sharing a single word with the exchange that answers it ("my wife"),
+    a word said in 1 of 8 exchanges, recalls it: at a cut-off of 3.0 it recalled nothing
+    (the kept change of `bench.recall.ablation`)."""
+    cands = [cand(i, f"wife {w} cooking") for i, w in enumerate(("doctor", "nurse"), 1)]
+    df, docs = df_of(cands, 16)
+    query = query_terms("what is my wife like?")
+    assert [t.term for t in query] == ["wif", "lik"]
+    (value, _) = score(query, cands[0].terms, df, docs, len(cands[0].terms))
+    assert 1.5 <= MIN_SCORE < value < 3.0
+    assert {h.exchange.id for h in rank(query, cands, df, docs, 5)} == {1, 2}
+
+
 def test_hard_facts_are_searched_even_when_common() -> None:
     """A hard fact in the message is searched however often it was said."""
     df, docs = {"4821": 30, "factur": 30}, 40

@@ -96,7 +96,7 @@ def bm25_pick(
     return picked
 
 
-def _request_text(context: dict[str, object]) -> str:
+def request_text(context: dict[str, object]) -> str:
     messages = context["messages"]
     assert isinstance(messages, list)
     return str(context["system"]) + "\n" + "\n".join(m["content"] for m in messages)
@@ -130,8 +130,8 @@ def probes_of(
         found = {
             ARMS[0]: True,
             ARMS[1]: answer in window_text,
-            ARMS[2]: answer in _request_text(c_off).lower(),
-            ARMS[3]: answer in _request_text(c_on).lower(),
+            ARMS[2]: answer in request_text(c_off).lower(),
+            ARMS[3]: answer in request_text(c_on).lower(),
             ARMS[4]: answer in bm25_text,
         }
         tokens = {
@@ -215,7 +215,3 @@ def main(argv: Sequence[str] | None = None) -> list[Target]:
         args.exchanges = 120
     quiet_logs()
     return report(*asyncio.run(measure(args.exchanges, args.topic)))
-
-
-if __name__ == "__main__":
-    main()

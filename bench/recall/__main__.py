@@ -1,0 +1,5 @@
+"""`python -m bench.recall`."""
+
+from bench.recall import main
+
+main()

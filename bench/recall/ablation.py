@@ -1,0 +1,272 @@
+"""Ranking ideas for recall, each on and off, on the sets they may be tuned on.
+
+    python -m bench.recall.ablation [--shuffles 3] [--quick]
+
+Two sets: TIAGE train-built conversations (`bench.data.public_dialogues`, never the dev
+split `bench.recall.public` scores) and `bench.recall`'s two support cases. No replay:
+each conversation is indexed in memory (`memory.recall.hot.KeyIndex`, the terms and the
+ranking every backend uses), each probe searched (`query_terms`, the engine's limit),
+its block rendered (`memory.recall.block.render`, the default token share), and the
+answer looked for in the block. Plain BM25 (`bench.recall.bm25_pick`) gets the block's
+tokens plus `SUMMARY`, what ventana's request spends on its summary and block frames
+on TIAGE chats (dev and train replays: 400 to 460 tokens), where it holds none of the
+answers, as in the replay's equal-token arm. On `bench.recall`'s cases the summary holds
+answers of its own (75 %), so there plain BM25 gets the block's tokens only: compare its
+rows with each other; `bench.recall` compares whole requests.
+
+Ideas: the kept ones are module constants of `memory.recall.rank` (set back to their
+old values to switch them off); the others are written here, over the product's hits,
+as they were tried: none changed the answers by more than a probe or two.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from bench.common import percentile, quiet_logs
+from bench.data.public_dialogues import conversations
+from bench.data.recall_cases import case
+from bench.recall import bm25_pick
+from memory.recall import hot, rank
+from memory.recall.block import Costs, render
+from memory.recall.hot import Indexed, KeyIndex
+from memory.recall.port import RecallQuery
+from memory.recall.rank import Hit
+from memory.recall.terms import QueryTerm, query_terms, terms
+from memory.tokens import default_tokenizer
+from memory.types import Exchange
+
+WINDOW = 6
+SUMMARY = 460  # tokens: ventana's summary and frames on TIAGE chats (see the docstring)
+BUDGET = 1000
+Rerank = Callable[[list[Hit], KeyIndex], list[Hit]]
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    language: str
+    index: KeyIndex
+    older: list[tuple[str, str]]  # the exchanges before the window, as plain BM25 sees them
+    probes: list[tuple[str, str]]  # question, answer
+    before: int
+    summary: int  # tokens plain BM25 gets beyond the block's
+
+
+@dataclass(frozen=True, slots=True)
+class Idea:
+    name: str
+    constants: dict[str, float] = field(default_factory=dict)  # of `memory.recall.rank`
+    rerank: Rerank | None = None
+    expand: Callable[[tuple[QueryTerm, ...], KeyIndex], tuple[QueryTerm, ...]] | None = None
+
+
+def index(
+    language: str,
+    exchanges: Sequence[tuple[str, str, datetime | None]],
+    probes: list[tuple[str, str]],
+    summary: int = SUMMARY,
+) -> Case:
+    key = KeyIndex(1, 1)
+    for n, (user, reply, at) in enumerate(exchanges, start=1):
+        key.add(
+            Indexed(Exchange(n, 1, user, reply, True, None, at), tuple(terms(f"{user}\n{reply}")))
+        )
+    older = [(f"[{at:%Y-%m-%d %H:%M}] {u}" if at else u, a) for u, a, at in exchanges[:-WINDOW]]
+    return Case(language, key, older, probes, len(exchanges) - WINDOW + 1, summary)
+
+
+def tiage_train(shuffles: int) -> list[Case]:
+    return [
+        index("en", c.exchanges, [(p.question, p.answer) for p in c.probes])
+        for c in conversations("train", shuffles=shuffles)
+    ]
+
+
+def support_cases(exchanges: int) -> list[Case]:
+    out = []
+    for language in ("es", "en"):
+        lines = case(language, exchanges)
+        said = [x for x in lines if not x.probe]
+        pairs = [(said[i].content, said[i + 1].content, None) for i in range(0, len(said), 2)]
+        probes = [(x.content, x.detail.answer) for x in lines if x.probe and x.detail]
+        out.append(index(language, pairs, probes, summary=0))
+    return out
+
+
+@contextmanager
+def constants(values: dict[str, float]) -> Iterator[None]:
+    """`memory.recall.rank`'s constants set for a run (`hot` imports `CANDIDATES`)."""
+    old = {name: getattr(rank, name) for name in values}
+    try:
+        for name, value in values.items():
+            setattr(rank, name, value)
+            if hasattr(hot, name):
+                setattr(hot, name, value)
+        yield
+    finally:
+        for name, value in old.items():
+            setattr(rank, name, value)
+            if hasattr(hot, name):
+                setattr(hot, name, value)
+
+
+def run(cases: Sequence[Case], idea: Idea) -> tuple[float, float, float, float]:
+    """(ventana's answer rate, plain BM25's at its tokens, block tokens, search p50 µs)."""
+    tok = default_tokenizer()
+    n = ours = theirs = spent = 0
+    searched: list[float] = []
+    with constants(idea.constants):
+        limit = int(rank.LIMIT)
+        for c in cases:
+            for question, answer in c.probes:
+                started = time.perf_counter()
+                query = query_terms(question)
+                if idea.expand is not None:
+                    query = idea.expand(query, c.index)
+                hits = c.index.search(RecallQuery(1, 1, query, c.before, limit))
+                if idea.rerank is not None:
+                    hits = idea.rerank(hits, c.index)
+                searched.append(time.perf_counter() - started)
+                block = render(hits, BUDGET, tok.count, c.language)
+                picked = bm25_pick(c.older, question, block.tokens + c.summary, tok)
+                n += 1
+                ours += answer.lower() in block.text.lower()
+                theirs += answer.lower() in " ".join(f"{u} {a}" for u, a in picked).lower()
+                spent += block.tokens
+    n = max(n, 1)
+    return ours / n, theirs / n, spent / n, percentile(searched, 50) * 1e6
+
+
+# -- the ideas not kept, as tried ---------------------------------------------------------
+
+
+def next_after_question(hits: list[Hit], key: KeyIndex, top: int = 3) -> list[Hit]:
+    """The exchange after each of the best hits whose reply asks something, right after it."""
+    out, have = list(hits), {h.exchange.id for h in hits}
+    for hit in hits[:top]:
+        after = key.entries.get(hit.exchange.id + 1)
+        if "?" in hit.exchange.reply_text and after and after.exchange.id not in have:
+            out.insert(out.index(hit) + 1, Hit(after.exchange, hit.score * 0.9, ()))
+            have.add(after.exchange.id)
+    return out
+
+
+def weighted(user: float = 0.0, recent: float = 0.0) -> Rerank:
+    """Scores raised for matches on the user's side, or for newer exchanges."""
+
+    def rerank(hits: list[Hit], key: KeyIndex) -> list[Hit]:
+        newest = max(key.entries, default=1)
+        out = []
+        for h in hits:
+            said = set(terms(h.exchange.user_text))
+            share = sum(t in said for t in h.matched) / max(len(h.matched), 1)
+            boost = (1 + user * share) * (1 + recent * h.exchange.id / newest)
+            out.append(Hit(h.exchange, h.score * boost, h.matched))
+        return sorted(out, key=lambda h: -h.score)
+
+    return rerank
+
+
+def siblings(query: tuple[QueryTerm, ...], key: KeyIndex) -> tuple[QueryTerm, ...]:
+    """Each word's sibling stems in the key's vocabulary (same 4 first letters), at half
+    weight: `studies` → `stud` also finds `studi`."""
+    have, extra = {q.term for q in query}, []
+    for q in query:
+        if q.hard or len(q.term) < 4:
+            continue
+        for term in key.df:
+            if term not in have and term[:4] == q.term[:4] and abs(len(term) - len(q.term)) <= 2:
+                extra.append(QueryTerm(term, 0.5 * q.weight))
+                have.add(term)
+    return (*query, *extra)
+
+
+OLD = {"MIN_SCORE": 3.0, "CANDIDATES": 20, "LIMIT": 8}
+IDEAS = (
+    Idea("before (cut 3.0, 20 candidates, 8 hits)", OLD),
+    Idea("cut-off 1.5 only", {**OLD, "MIN_SCORE": 1.5}),
+    Idea("30 candidates, 20 hits only", {**OLD, "CANDIDATES": 30, "LIMIT": 20}),
+    Idea("kept: both (the product)"),
+    Idea("+ no cut-offs, 60 candidates, 40 hits",
+         {"MIN_SCORE": 0.0, "BEST_SHARE": 0.0, "CANDIDATES": 60, "LIMIT": 40}),
+    Idea("+ common words searched (share 0.3)", {"COMMON_SHARE": 0.3}),
+    Idea("+ next exchange after a question", rerank=next_after_question),
+    Idea("+ user side weighted ×2", rerank=weighted(user=1.0)),
+    Idea("+ recency prior (+20 % newest)", rerank=weighted(recent=0.2)),
+    Idea("+ sibling stems expanded", expand=siblings),
+    Idea("+ k1 1.6", {"K1": 1.6}),
+    Idea("+ k1 0.9", {"K1": 0.9}),
+    Idea("+ b 0.5", {"B": 0.5}),
+    Idea("+ b 0.9", {"B": 0.9}),
+)  # fmt: skip
+
+
+def turn_cost(cases: Sequence[Case], rounds: int = 3) -> dict[str, tuple[float, float]]:
+    """What recall costs a turn, before and kept: each exchange's own user text searched
+    as the next message would be (the exchanges before its window), the block rendered
+    with a per-arm `Costs` cache, both arms interleaved. {arm: (p50 µs, hits shown)}."""
+    tok = default_tokenizer()
+    arms = {"before": OLD, "kept": {}}
+    spent: dict[str, list[float]] = {arm: [] for arm in arms}
+    shown: dict[str, int] = dict.fromkeys(arms, 0)
+    caches = {arm: Costs(tok.count) for arm in arms}
+    for r in range(rounds):
+        for c in cases:
+            for n, entry in list(c.index.entries.items())[2 * WINDOW :]:
+                order = list(arms) if (n + r) % 2 else list(arms)[::-1]
+                for arm in order:
+                    with constants(arms[arm]):
+                        started = time.perf_counter()
+                        query = query_terms(entry.exchange.user_text)
+                        search = RecallQuery(1, 1, query, n - WINDOW + 1, int(rank.LIMIT))
+                        hits = c.index.search(search) if query else []
+                        block = render(hits, BUDGET, caches[arm], c.language)
+                        spent[arm].append(time.perf_counter() - started)
+                        shown[arm] += len(block.hits)
+    turns = max(len(spent["kept"]), 1)
+    return {arm: (percentile(spent[arm], 50) * 1e6, shown[arm] / turns) for arm in arms}
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--shuffles", type=int, default=3, help="orders of the train dialogues")
+    parser.add_argument("--quick", action="store_true", help="one order, the first 4 ideas")
+    args = parser.parse_args(argv)
+    quiet_logs()
+    sets = {
+        "TIAGE train-built": tiage_train(1 if args.quick else args.shuffles),
+        "bench.recall cases (block only)": support_cases(120),
+    }
+    sizes = ", ".join(f"{name}: {sum(len(c.probes) for c in s)}" for name, s in sets.items())
+    print(
+        f"== recall ablation: answer in the block, ventana vs plain BM25 at its tokens ({sizes})"
+    )
+    print(f"  {'idea':<42}" + "".join(f"{name:>36}" for name in sets) + f"{'search p50':>12}")
+    for idea in IDEAS[:4] if args.quick else IDEAS:
+        cells, micros = [], 0.0
+        for cases in sets.values():
+            ours, theirs, spent, us = run(cases, idea)
+            cells.append(f"{ours:.1%} vs {theirs:.1%} ({spent:,.0f} tok)")
+            micros = max(micros, us)
+        print(f"  {idea.name:<42}" + "".join(f"{c:>36}" for c in cells) + f"{micros:>10.0f}µs")
+    print("  per-turn recall (query, in-memory search, block), every exchange's text as the next")
+    print("  message, before and kept interleaved:")
+    for name, cases in (
+        ("support cases", support_cases(300)),
+        ("TIAGE", sets["TIAGE train-built"][:1]),
+    ):
+        cost = turn_cost(cases, 1 if args.quick else 3)
+        cells = ", ".join(
+            f"{arm} p50 {us:.0f} µs ({hits:.1f} shown)" for arm, (us, hits) in cost.items()
+        )
+        extra = cost["kept"][0] - cost["before"][0]
+        print(f"    {name:<14} {cells}: {extra:+.0f} µs a turn")
+
+
+if __name__ == "__main__":
+    main()
