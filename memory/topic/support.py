@@ -184,17 +184,22 @@ def shared_fact_count(message: str, texts: tuple[str, ...]) -> int:
     """How many of the message's facts (times aside) the texts also have, by value.
 
     A fact's value is an exact substring of its text (`memory.facts`), and case folding
-    goes character by character, so a text whose folded form holds none of the message's
-    values cannot share one: its facts are never extracted. Most replies, and the whole
-    episode when the message has no facts, cost a substring test instead of the patterns.
+    goes character by character, so a text whose folded form holds none of the values
+    still unaccounted for cannot add one: its facts are never extracted. The shortest
+    texts go first, so the long summary is read only for a value nothing else gave.
+    Most replies, and the whole episode when the message has no facts, cost a substring
+    test instead of the patterns; the count is the same as extracting every text.
     """
     wanted = _fact_values(message)
     if not wanted:
         return 0
     shared: set[str] = set()
-    for text in texts:
+    for text in sorted(texts, key=len):
+        left = [value for value in wanted if value not in shared]
+        if not left:
+            break
         folded = text.casefold()
-        if any(value in folded for value in wanted):
+        if any(value in folded for value in left):
             shared |= wanted & _fact_values(text)
     return len(shared)
 

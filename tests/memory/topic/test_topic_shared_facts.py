@@ -54,3 +54,14 @@ def test_a_message_without_facts_extracts_nothing_else() -> None:
     before = facts_of.cache_info().misses
     assert shared_fact_count(f"hola, una duda {tag}", (f"pedido #4821 {tag}",)) == 0
     assert facts_of.cache_info().misses - before == 1
+
+
+def test_the_summary_is_read_only_for_a_value_nothing_shorter_gave() -> None:
+    """A value already found in the window does not make the long summary be read."""
+    tag = uuid.uuid4().hex[:8]
+    said = f"Mi pedido #4821 ({tag})"
+    summary = f"- Usuario dijo: «Mi pedido #4821 ({tag}) no llega; pagué 30 € el 3 de marzo»"
+    assert shared_fact_count(said, (said,)) == 1  # the window's text, extracted once
+    before = facts_of.cache_info().misses
+    assert shared_fact_count(f"{said} sigue igual", (summary, said)) == 1
+    assert facts_of.cache_info().misses - before == 1  # the new message alone
