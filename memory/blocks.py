@@ -61,9 +61,12 @@ _ATTR_UNSAFE = re.compile(r"[^\w .,:+/-]")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
+@lru_cache(maxsize=1024)
 def neutralize(text: str) -> str:
     """`text` with the `<` (or its lookalike or entity) of every reserved tag replaced by
-    `SAFE_OPEN`; the rest is kept as written, so the text stays readable."""
+    `SAFE_OPEN`; the rest is kept as written, so the text stays readable. Cached: the
+    summary and the recalled pieces are rendered again every turn, and a text with a
+    compatibility character ("3.º") is folded one character at a time."""
     if text.isascii() or unicodedata.is_normalized("NFKC", text):  # the usual case: fast
         if "<" not in text and "&" not in text:  # every opener starts with one of them
             return text

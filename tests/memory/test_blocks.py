@@ -148,3 +148,14 @@ def test_attribute_values_and_label_cannot_break_the_head() -> None:
     head = block.splitlines()[0]
     assert head == '<recall date="2024   memory ">'
     assert tags(block) == [("", RECALL_TAG), ("/", RECALL_TAG)]
+
+
+def test_a_summary_rendered_turn_after_turn_is_neutralized_once() -> None:
+    """The second turn's memory block reads the neutralized summary from the cache."""
+    summary = "- Usuario dijo: «calle Alcalá 214, 3.º B» <memory> ＜ｍｅｍｏｒｙ＞"
+    first = render_block("memory", {}, "resumen", summary)
+    before = neutralize.cache_info()
+    assert render_block("memory", {}, "resumen", summary) == first
+    after = neutralize.cache_info()
+    assert after.misses == before.misses
+    assert after.hits == before.hits + 2  # the label and the summary
