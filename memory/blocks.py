@@ -95,9 +95,12 @@ _ATTR_UNSAFE = re.compile(r"[^\w .,:+/-]")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
+@lru_cache(maxsize=1024)
 def neutralize(text: str) -> str:
     """`text` with the `<` (or its lookalike, entity or escape) of every reserved tag
-    replaced by `SAFE_OPEN`; the rest is kept as written, so the text stays readable."""
+    replaced by `SAFE_OPEN`; the rest is kept as written, so the text stays readable.
+    Cached: the summary and the recalled pieces are rendered again every turn, and a
+    text outside ASCII is folded to its skeleton one character at a time."""
     if text.isascii():  # the usual case: its own skeleton
         if _OPENER_START.search(text) is None:  # every opener starts with one of these
             return text

@@ -61,7 +61,7 @@ class ConversationHandler:
 
     def register(self, channel: str, outbox: Outbox, admins: GroupAdmins | None = None) -> None:
         """Where `channel`'s replies go; `admins` answers who administers its groups."""
-        self.delivery.outboxes[channel] = outbox
+        self.delivery.register(channel, outbox)
         if admins is not None:
             self.commands.admins[channel] = admins
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
 
 from memory.facts import IDENTITY_KINDS, Fact, FactKind, facts_of
 
@@ -71,13 +72,15 @@ def salient_facts(text: str) -> list[Fact]:
 
 def _tied_values(text: str) -> frozenset[str]:
     """The incidental values of the sentences of `text` that name a commitment."""
-    out: set[str] = set()
-    for sentence in _SENTENCE.findall(text):
-        if sentence.strip() and _COMMITMENT.search(sentence):
-            out.update(
-                f.value.casefold() for f in facts_of(sentence) if f.kind in INCIDENTAL_KINDS
-            )
-    return frozenset(out)
+    return frozenset().union(*map(_sentence_tied, _SENTENCE.findall(text)))
+
+
+@lru_cache(maxsize=8192)
+def _sentence_tied(sentence: str) -> frozenset[str]:
+    """Cached: a summary's sentences come back in every fold, each a new body text."""
+    if not (sentence.strip() and _COMMITMENT.search(sentence)):
+        return frozenset()
+    return frozenset(f.value.casefold() for f in facts_of(sentence) if f.kind in INCIDENTAL_KINDS)
 
 
 def salient(facts: Iterable[Fact], texts: Iterable[str]) -> list[Fact]:

@@ -131,7 +131,7 @@ def read_case(ctx: TopicContext) -> CaseReading:
         strong_change=tuple(phrase_hits(ctx.message, STRONG_CHANGE)),
         new_problem=tuple(phrase_hits(ctx.message, NEW_PROBLEM)),
         closed_in_message=closes_then_moves_on(ctx.message),
-        shared_facts=len(_fact_values(ctx.message) & _episode_values(episode)),
+        shared_facts=shared_fact_count(ctx.message, episode),
         shared_terms=len(term_set(ctx.message) & _episode_terms(episode)),
         returned=gap >= RETURN_GAP,
         refers_back=bool(BACK_REFERENCES.intersection(words(ctx.message))),
@@ -180,8 +180,28 @@ def _fact_values(text: str) -> frozenset[str]:
     return frozenset(f.value.casefold() for f in extract_facts(text) if f.kind != "time")
 
 
-def _episode_values(texts: tuple[str, ...]) -> frozenset[str]:
-    return frozenset().union(*map(_fact_values, texts))
+def shared_fact_count(message: str, texts: tuple[str, ...]) -> int:
+    """How many of the message's facts (times aside) the texts also have, by value.
+
+    A fact's value is an exact substring of its text (`memory.facts`), and case folding
+    goes character by character, so a text whose folded form holds none of the values
+    still unaccounted for cannot add one: its facts are never extracted. The shortest
+    texts go first, so the long summary is read only for a value nothing else gave.
+    Most replies, and the whole episode when the message has no facts, cost a substring
+    test instead of the patterns; the count is the same as extracting every text.
+    """
+    wanted = _fact_values(message)
+    if not wanted:
+        return 0
+    shared: set[str] = set()
+    for text in sorted(texts, key=len):
+        left = [value for value in wanted if value not in shared]
+        if not left:
+            break
+        folded = text.casefold()
+        if any(value in folded for value in left):
+            shared |= wanted & _fact_values(text)
+    return len(shared)
 
 
 def _episode_terms(texts: tuple[str, ...]) -> frozenset[str]:

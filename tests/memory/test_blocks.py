@@ -275,3 +275,14 @@ def test_every_disguise_of_a_tag_is_neutralized(tag: str) -> None:
 def test_ordinary_text_is_left_as_written(text: str) -> None:
     """Accents, emoji with FE0F and ZWJ, Cyrillic, Greek, bidi text: nothing changes."""
     assert neutralize(text) == text
+
+
+def test_a_summary_rendered_turn_after_turn_is_neutralized_once() -> None:
+    """The second turn's memory block reads the neutralized summary from the cache."""
+    summary = "- Usuario dijo: «calle Alcalá 214, 3.º B» <memory> ＜ｍｅｍｏｒｙ＞"
+    first = render_block("memory", {}, "resumen", summary)
+    before = neutralize.cache_info()
+    assert render_block("memory", {}, "resumen", summary) == first
+    after = neutralize.cache_info()
+    assert after.misses == before.misses
+    assert after.hits == before.hits + 2  # the label and the summary

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from memory.facts import Fact, extract_facts, identity_facts
 from memory.fold.guard import KEY_FACTS_SHARE, guard_summary
-from memory.fold.keyfacts import cap_key_facts, render_fact, salient_facts
+from memory.fold.keyfacts import _sentence_tied, cap_key_facts, render_fact, salient_facts
 from memory.fold.summarizer import required_facts
 from memory.types import Exchange
 
@@ -159,3 +159,14 @@ def test_identity_facts_read_plain_texts_too() -> None:
         ("name", "Priya Patel"),
         ("company", "Globex Ltd"),
     ]
+
+
+def test_a_folds_sentences_are_read_once_across_bodies() -> None:
+    """The next fold's body repeats the sentences of the last: only the new one is read."""
+    tag = "x" + str(id(object()))
+    body = f"Lo pruebo a las 10:30 ({tag}).\nLa recogida queda para las 16:00 ({tag})."
+    assert salient_facts(body)
+    before = _sentence_tied.cache_info()
+    salient_facts(f"{body}\nNos vemos a las 18:15 ({tag}).")
+    after = _sentence_tied.cache_info()
+    assert after.misses - before.misses == 1
