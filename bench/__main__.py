@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from bench import (
+    blind,
     concurrency,
     growth,
     overhead,
@@ -52,6 +53,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         ("concurrency", concurrency.main),
         ("topic", _tiage),
         ("topics", topics.main),
+        ("blind held-out sets", blind.main),
         ("workers", workers.main),
         ("postgres recall", postgres_recall.main),
     ]
