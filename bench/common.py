@@ -136,6 +136,9 @@ def bench_settings(db: Path, **overrides: Any) -> Settings:
         "chat_model": "offline",
         "summary_model": "offline",
         "log_level": "warning",
+        # The benches' messages are dated from a fixed T0 (`ts`), replayed as it were:
+        # no delivery age limit for them.
+        "delivery_max_age_hours": 0,
     }
     base.update(overrides)
     return load_settings(**base)
