@@ -66,7 +66,7 @@ class ChatIntake:
         self.queued: set[int] = set()  # inbox ids queued or running here (bounded by work)
         self.slowed: set[str] = set()  # chats told to slow down, until their queue empties
         self.refused: OrderedDict[str, float] = OrderedDict()  # chat → when last refused
-        self.clock: Callable[[], float] = time.monotonic
+        self.monotonic: Callable[[], float] = time.monotonic  # for the refusal interval
 
     async def submit(self, inbound: Inbound) -> Replies | None:
         """Make the message durable, then queue it behind its chat's earlier messages.
@@ -103,7 +103,7 @@ class ChatIntake:
         if not intake.debug or self.settings.is_operator(arrival.user):
             return intake
         log.info("debug_revoked")
-        await self.store.set_debug(arrival.key, False, datetime.now(UTC), arrival.user)
+        await self.store.set_debug(arrival.key, False, self.now(), arrival.user)
         return await self.store.begin_turn(arrival, self.window)
 
     def queue(self, entry: InboxEntry) -> Replies:
@@ -165,7 +165,7 @@ class ChatIntake:
     def _not_allowed(self, inbound: Inbound) -> Replies:
         """Refused: told so once per `REFUSAL_INTERVAL_S` per chat; within that a message
         is dropped at once, so a flood from outside the allowlist queues nothing."""
-        key, now = str(inbound.key), self.clock()
+        key, now = str(inbound.key), self.monotonic()
         last = self.refused.get(key)
         if last is not None and now - last < REFUSAL_INTERVAL_S:
             log.info("user_not_allowed", key=key, told=False)

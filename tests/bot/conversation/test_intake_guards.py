@@ -59,7 +59,7 @@ async def test_a_flood_from_outside_the_allowlist_queues_nothing(make_app: MakeA
     sent: list[str] = []
     app.handler.register("telegram", _Collect(sent))
     now = [1000.0]
-    app.handler.intake.clock = lambda: now[0]
+    app.handler.intake.monotonic = lambda: now[0]
     flood = [inbound("telegram:66", f"spam {n}", ext=f"s{n}") for n in range(200)]
     futures = [await app.handler.submit(message) for message in flood]
     assert app.handler.serial.waiting("telegram:66") <= 1
