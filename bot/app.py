@@ -19,7 +19,7 @@ from memory.fold.summarizer import ModelSummarizer, Summarizer
 from memory.store.postgres.store import PostgresStore
 from memory.store.sqlite.store import SQLiteStore
 from memory.tokens import Tokenizer, default_tokenizer
-from memory.topic.decide import PROFILES, TopicContext, decide, respect_undo
+from memory.topic.decide import TopicContext, decide, respect_undo
 from memory.types import TopicDecision, TurnState
 from providers.base import ChatModel
 from providers.factory import ProviderCredentials, build_chat_model
@@ -73,7 +73,7 @@ def make_topic_check(settings: Settings, summary_model: ChatModel) -> TopicCheck
             summary_rounds=state.summary.round if state.summary else 0,
             language=settings.language,
         )
-        decision = await decide(mode, ctx, model, PROFILES[settings.topic_profile])
+        decision = await decide(mode, ctx, model, settings.topic_profile)
         return respect_undo(decision, state.episode.reopened_at, now, settings.undo_minutes * 60)
 
     return check

@@ -131,7 +131,7 @@ def read_case(ctx: TopicContext) -> CaseReading:
         strong_change=tuple(phrase_hits(ctx.message, STRONG_CHANGE)),
         new_problem=tuple(phrase_hits(ctx.message, NEW_PROBLEM)),
         closed_in_message=closes_then_moves_on(ctx.message),
-        shared_facts=len(_fact_values(ctx.message) & _episode_values(episode)),
+        shared_facts=len(fact_values(ctx.message) & _episode_values(episode)),
         shared_terms=len(term_set(ctx.message) & _episode_terms(episode)),
         returned=gap >= RETURN_GAP,
         refers_back=bool(BACK_REFERENCES.intersection(words(ctx.message))),
@@ -176,12 +176,12 @@ def closes_then_moves_on(message: str) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def _fact_values(text: str) -> frozenset[str]:
+def fact_values(text: str) -> frozenset[str]:
     return frozenset(f.value.casefold() for f in extract_facts(text) if f.kind != "time")
 
 
 def _episode_values(texts: tuple[str, ...]) -> frozenset[str]:
-    return frozenset().union(*map(_fact_values, texts))
+    return frozenset().union(*map(fact_values, texts))
 
 
 def _episode_terms(texts: tuple[str, ...]) -> frozenset[str]:
