@@ -20,9 +20,8 @@ from bench.postgres import recall as postgres_recall
 
 def _tiage(argv: list[str]) -> list[Target]:
     if topic_tiage.DEFAULT_DATA.exists():
-        topic_tiage.main([])
-    else:
-        print(f"== topic (TIAGE): data not found at {topic_tiage.DEFAULT_DATA}, skipped")
+        return topic_tiage.main([])
+    print(f"== topic (TIAGE): data not found at {topic_tiage.DEFAULT_DATA}, skipped")
     return []
 
 

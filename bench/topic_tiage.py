@@ -1,10 +1,13 @@
-"""Topic-shift benchmark: the offline heuristic detector on TIAGE, against always-shift.
+"""Topic-shift benchmark on TIAGE: the learned model and the rules, against always-shift.
 
     python -m bench.topic_tiage [--split dev|train] [--data PATH] [--window N] [--context MODE]
 
 TIAGE (see ../shared/data/README.md) labels each utterance of PersonaChat dialogues:
 -1 on the first turn, 1 where the topic shifts, 0 otherwise. Every utterance but the first
-is fed to `memory.topic.decide.detect_heuristic` as the new message.
+is fed to each arm as the new message: the learned model (`detect_learned`, the product's
+`heuristic` mode; fitted on the train split only, so dev is held out) and the
+hand-written rules (`detect_rules`, the baseline), each in both profiles, each timed per
+turn from cold text caches.
 
 How utterances become a TopicContext:
 - The utterance right before the new message is the other speaker's answer, so preceding
@@ -18,7 +21,7 @@ How utterances become a TopicContext:
   dialog` gives every turn all preceding utterances, whatever was predicted before.
 
 Scores count label-1 turns as positives over every labelled turn except the first.
-Thresholds were tuned on the train split only; report dev.
+The rules' thresholds and the model were fitted on the train split only; report dev.
 """
 
 from __future__ import annotations
@@ -155,13 +158,12 @@ def clear_topic_caches() -> None:
                 clear()
 
 
-def arms(window: int) -> list[tuple[str, Detector]]:
-    return [
-        ("learned/chat", learned_chat),
-        ("rules/chat", rules_chat),
-        ("learned/support", lambda c: detect_learned(c, "support")),
-        ("rules/support", lambda c: detect_rules(c, PROFILES["support"])),
-    ]
+ARMS: tuple[tuple[str, Detector], ...] = (
+    ("learned/chat", learned_chat),
+    ("rules/chat", rules_chat),
+    ("learned/support", lambda c: detect_learned(c, "support")),
+    ("rules/support", lambda c: detect_rules(c, PROFILES["support"])),
+)
 
 
 def _line(name: str, s: Scores) -> str:
@@ -190,7 +192,7 @@ def main(argv: Sequence[str] | None = None) -> list[Target]:
     )
     results: dict[str, Scores] = {}
     baseline = score([], [])
-    for name, detect in arms(args.window):
+    for name, detect in ARMS:
         clear_topic_caches()
         clocked, seconds = timed(detect)
         results[name], baseline = run(dialogs, args.window, args.context, clocked)
