@@ -13,7 +13,17 @@ import gc
 import time
 from collections.abc import Callable, Sequence
 
-from bench import concurrency, growth, overhead, recall, tokens, topic_tiage, topics, workers
+from bench import (
+    concurrency,
+    growth,
+    overhead,
+    profile,
+    recall,
+    tokens,
+    topic_tiage,
+    topics,
+    workers,
+)
 from bench.common import Target
 from bench.postgres import recall as postgres_recall
 
@@ -33,6 +43,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     benches: list[tuple[str, Callable[[list[str]], list[Target]]]] = [
         ("tokens", tokens.main),
         ("overhead", overhead.main),
+        ("profile", profile.main),
         ("growth", growth.main),
         ("recall", recall.main),
         ("concurrency", concurrency.main),

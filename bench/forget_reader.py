@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
-from memory.store.sqlite import admin
+from memory.store.sqlite import operator
 from memory.store.sqlite.store import SQLiteStore
 from memory.types import InboxEntry
 
@@ -38,9 +38,11 @@ async def _run(path: Path, *, old: bool) -> tuple[float, bool]:
         reader.execute("BEGIN")
         reader.execute("SELECT COUNT(*) FROM inbox").fetchall()
         if old:
-            await store._atomic(partial(_delete, key="whatsapp:1"))
+            await store.db.atomic(partial(_delete, key="whatsapp:1"))
             wipe = asyncio.ensure_future(
-                store._exclusive(partial(admin.one_value, sql="PRAGMA wal_checkpoint(TRUNCATE)"))
+                store.db.exclusive(
+                    partial(operator.one_value, sql="PRAGMA wal_checkpoint(TRUNCATE)")
+                )
             )
         else:
             wipe = asyncio.ensure_future(store.forget("whatsapp:1"))

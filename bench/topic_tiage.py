@@ -35,7 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.common import Target, ms, percentile
-from memory.fold import facts
+from memory.facts import extract as facts
 from memory.topic import families, heuristic, support, text
 from memory.topic.decide import PROFILES, TopicContext, detect_learned, detect_rules
 from memory.types import Exchange, TopicDecision

@@ -1,6 +1,6 @@
 """Topic changes in support sessions, Spanish and English: the learned model and the rules.
 
-    python -m bench.topics [--data PATH] [--blind DIR] [--window N] [--verbose]
+    python -m bench.topics [--data PATH] [--window N] [--verbose]
 
 `tests/data/topics/sessions.jsonl` holds one session a line: `{"id", "lang", "split",
 "exchanges": [{"user", "assistant", "ts", "label": "start"|"continue"|"reset", "kind"}]}`.
@@ -20,9 +20,8 @@ new-request cue" rule.
 
 The labelled set is TRAINING data for both arms (the rules were written after reading its
 misses, the model is fitted to it): its figures say the fit holds, nothing more. The
-held-out figures come from the blind sets (`--blind`, default `bench/data/blind/`:
-`varied.jsonl`, `multicase_es.jsonl`), written by someone who never read the detector;
-they print aggregate figures only, and the returned targets are theirs.
+held-out figures come from the blind sets, `python -m bench.blind` (same arms, aggregate
+figures only); this bench returns no target.
 """
 
 from __future__ import annotations
@@ -43,7 +42,6 @@ from memory.types import Exchange, TopicDecision
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO / "tests" / "data" / "topics" / "sessions.jsonl"
-DEFAULT_BLIND = REPO / "bench" / "data" / "blind"
 DEFAULT_WINDOW = 6
 SIDE_KINDS = frozenset(
     {"side_question", "aside", "thanks", "other_domain", "return_same", "update", "status"}
@@ -113,6 +111,12 @@ def learned(ctx: TopicContext) -> TopicDecision:
 def rules(ctx: TopicContext) -> TopicDecision:
     """The baseline arm: the hand-written rules of the support profile."""
     return detect_rules(ctx, SUPPORT_TUNING)
+
+
+def either(ctx: TopicContext) -> TopicDecision:
+    """The combination arm: the learned model's reset, else the rules' reset."""
+    decision = learned(ctx)
+    return decision if decision.reset else rules(ctx)
 
 
 def cue_only(ctx: TopicContext) -> TopicDecision:
@@ -193,7 +197,6 @@ def _arms(sessions: Sequence[Session], window: int) -> dict[str, Result]:
 def main(argv: Sequence[str] | None = None) -> list[Target]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--blind", type=Path, default=DEFAULT_BLIND)
     parser.add_argument("--window", type=int, default=DEFAULT_WINDOW)
     parser.add_argument("--verbose", action="store_true", help="the labelled set's misses")
     parser.add_argument("--quick", action="store_true", help="same run (it is fast)")
@@ -209,43 +212,7 @@ def main(argv: Sequence[str] | None = None) -> list[Target]:
     if args.verbose:
         for miss in results[ARMS[0][0]].misses:
             print("    " + miss)
-    return _blind(args.blind, args.window)
-
-
-def _blind(folder: Path, window: int) -> list[Target]:
-    """The blind held-out sets: aggregate figures only, never which turn was missed."""
-    targets: list[Target] = []
-    for name, recall_target in (("varied", 0.7), ("multicase_es", 0.9)):
-        path = folder / f"{name}.jsonl"
-        if not path.exists():
-            print(f"== topic (blind {name}): {path} not found, skipped")
-            continue
-        sessions = load(path)
-        turns = sum(len(s.turns) - 1 for s in sessions)
-        print(
-            f"== topic (blind {name}, HELD OUT: nothing fitted to it; aggregate only): "
-            f"{len(sessions)} sessions, {turns} turns"
-        )
-        result = _arms(sessions, window)[ARMS[0][0]]
-        targets += _targets(name, result, recall_target)
-    return targets
-
-
-def _targets(name: str, r: Result, recall_target: float) -> list[Target]:
-    out = [
-        Target(
-            "topics", f"precision, blind {name}", r.precision, 0.9, "high", f"{r.precision:.2f}"
-        ),
-        Target(
-            "topics", f"recall, blind {name}", r.recall, recall_target, "high", f"{r.recall:.2f}"
-        ),
-    ]
-    if name == "varied":
-        shown = str(r.side_resets)
-        out.append(
-            Target("topics", "resets on distractors, blind varied", r.side_resets, 1, "low", shown)
-        )
-    return out
+    return []  # held-out figures and targets: `python -m bench.blind`
 
 
 if __name__ == "__main__":

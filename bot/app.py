@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx2
@@ -11,16 +12,15 @@ import structlog
 from pydantic import SecretStr
 
 from bot.conversation.handler import ConversationHandler
-from config.settings import POSTGRES_SCHEMES, Settings
-from memory.engine import EngineConfig, MemoryEngine, TopicCheck
+from config.settings import Settings
+from memory.engine import EngineConfig, MemoryEngine, TurnObserver
 from memory.fold.extractive import ExtractiveSummarizer
 from memory.fold.service import FoldService
 from memory.fold.summarizer import ModelSummarizer, Summarizer
-from memory.store.postgres.store import PostgresStore
-from memory.store.sqlite.store import SQLiteStore
+from memory.store import Store
+from memory.store import open as store_open
 from memory.tokens import Tokenizer, default_tokenizer
-from memory.topic.decide import TopicContext, decide, respect_undo
-from memory.types import TopicDecision, TurnState
+from memory.topic.check import TopicSettings, make_topic_check
 from providers.base import ChatModel
 from providers.factory import ProviderCredentials, build_chat_model
 
@@ -58,47 +58,90 @@ def make_summarizer(settings: Settings, summary_model: ChatModel) -> Summarizer:
     return ModelSummarizer(summary_model)
 
 
-def make_topic_check(settings: Settings, summary_model: ChatModel) -> TopicCheck:
-    mode = settings.topic_detection
-    model = None if settings.summary_spec.provider == "offline" else summary_model
-
-    async def check(state: TurnState, message: str, now: datetime) -> TopicDecision:
-        ctx = TopicContext(
-            message=message,
-            window=state.window,
-            summary=state.summary.text if state.summary else "",
-            now=now,
-            last_activity=state.last_activity,
-            idle_reset_hours=settings.idle_reset_hours,
-            summary_rounds=state.summary.round if state.summary else 0,
-            language=settings.language,
-        )
-        decision = await decide(mode, ctx, model, settings.topic_profile)
-        return respect_undo(decision, state.episode.reopened_at, now, settings.undo_minutes * 60)
-
-    return check
+def topic_settings(settings: Settings) -> TopicSettings:
+    return TopicSettings(
+        mode=settings.topic_detection,
+        profile=settings.topic_profile,
+        idle_reset_hours=settings.idle_reset_hours,
+        undo_seconds=settings.undo_minutes * 60,
+        language=settings.language,
+    )
 
 
-async def open_store(
-    settings: Settings, db: str | Path | None = None
-) -> SQLiteStore | PostgresStore:
-    """The backend `VENTANA_DB` names: a PostgreSQL URL, or a SQLite file."""
+def engine_config(settings: Settings) -> EngineConfig:
+    return EngineConfig(
+        system_prompt=settings.resolved_system_prompt(),
+        window=settings.window_exchanges,
+        fold_batch=settings.fold_batch,
+        context_tokens=settings.context_tokens,
+        reply_tokens=settings.reply_tokens,
+        summary_tokens=settings.summary_tokens,
+        language=settings.language,
+        sync_fold_seconds=settings.reply_deadline_seconds * 0.6,
+        undo_seconds=settings.undo_minutes * 60,
+        recall_tokens=settings.recall_tokens if settings.recall == "on" else 0,
+        reset_carry=settings.reset_carry,
+    )
+
+
+def build_engine(
+    settings: Settings,
+    store: Store,
+    chat_model: ChatModel,
+    summary_model: ChatModel,
+    *,
+    clock: Callable[[], datetime] | None = None,
+    tokenizer: Tokenizer | None = None,
+    observers: Sequence[TurnObserver] = (),
+) -> MemoryEngine:
+    """The engine and its fold-in service over `store`, every collaborator given at
+    construction (`clock`: the wall clock unless given)."""
+    clock = clock or (lambda: datetime.now(UTC))
+    tokenizer = default_tokenizer() if tokenizer is None else tokenizer
+    folds = FoldService(
+        store,
+        make_summarizer(settings, summary_model),
+        tokenizer,
+        window=settings.window_exchanges,
+        fold_batch=settings.fold_batch,
+        summary_tokens=settings.summary_tokens,
+        language=settings.language,
+        concurrency=settings.fold_concurrency,
+        clock=clock,
+    )
+    offline = settings.summary_spec.provider == "offline"
+    return MemoryEngine(
+        store,
+        chat_model,
+        folds,
+        tokenizer,
+        engine_config(settings),
+        topic=make_topic_check(topic_settings(settings), None if offline else summary_model),
+        clock=clock,
+        observers=observers,
+    )
+
+
+async def open_store(settings: Settings, db: str | Path | None = None) -> Store:
+    """The backend `VENTANA_DB` names (`memory.store.open`), with the settings' pool size
+    and durability; warns when Telegram polling would run beside other workers."""
     target = db if db is not None else settings.db
-    if isinstance(target, str) and target.startswith(POSTGRES_SCHEMES):
-        if settings.telegram_enabled and not settings.telegram_webhook_url:
-            log.warning(
-                "telegram_polling_single_consumer",
-                hint="long polling has one consumer: with several workers on PostgreSQL,"
-                " set TELEGRAM_WEBHOOK_URL (webhook mode)",
-            )
-        return await PostgresStore.open(target, pool_size=settings.db_pool_size)
-    return await SQLiteStore.open(target, sync=settings.db_sync)
+    polling = settings.telegram_enabled and not settings.telegram_webhook_url
+    if polling and store_open.is_postgres(target):
+        log.warning(
+            "telegram_polling_single_consumer",
+            hint="long polling has one consumer: with several workers on PostgreSQL,"
+            " set TELEGRAM_WEBHOOK_URL (webhook mode)",
+        )
+    return await store_open.open_store(
+        target, pool_size=settings.db_pool_size, sync=settings.db_sync
+    )
 
 
 @dataclass
 class App:
     settings: Settings
-    store: SQLiteStore | PostgresStore
+    store: Store
     chat_model: ChatModel
     summary_model: ChatModel
     tokenizer: Tokenizer
@@ -114,47 +157,28 @@ class App:
         db: str | Path | None = None,
         chat_model: ChatModel | None = None,
         summary_model: ChatModel | None = None,
+        clock: Callable[[], datetime] | None = None,
+        tokenizer: Tokenizer | None = None,
+        observers: Sequence[TurnObserver] = (),
     ) -> App:
+        """Everything wired from its collaborators at construction (nothing is patched
+        afterwards): models default to the settings', `clock` to the wall clock (replay
+        gives the transcript's), `observers` see every recorded turn."""
         if chat_model is None or summary_model is None:
             built_chat, built_summary = build_models(settings)
             chat_model = chat_model or built_chat
             summary_model = summary_model or built_summary
-        store = await open_store(settings, db)
-        tokenizer = default_tokenizer()
+        tokenizer = default_tokenizer() if tokenizer is None else tokenizer
         tokenizer.count("warm-up")  # load the BPE tables now, not inside the first turn
-        folds = FoldService(
-            store,
-            make_summarizer(settings, summary_model),
-            tokenizer,
-            window=settings.window_exchanges,
-            fold_batch=settings.fold_batch,
-            summary_tokens=settings.summary_tokens,
-            language=settings.language,
-            concurrency=settings.fold_concurrency,
-        )
-        config = EngineConfig(
-            system_prompt=settings.resolved_system_prompt(),
-            window=settings.window_exchanges,
-            fold_batch=settings.fold_batch,
-            context_tokens=settings.context_tokens,
-            reply_tokens=settings.reply_tokens,
-            summary_tokens=settings.summary_tokens,
-            language=settings.language,
-            sync_fold_seconds=settings.reply_deadline_seconds * 0.6,
-            undo_seconds=settings.undo_minutes * 60,
-            recall_tokens=settings.recall_tokens if settings.recall == "on" else 0,
-            reset_carry=settings.reset_carry,
-        )
-        engine = MemoryEngine(
-            store,
-            chat_model,
-            folds,
-            tokenizer,
-            config,
-            topic=make_topic_check(settings, summary_model),
-        )
+        store = await open_store(settings, db)
+        engine = build_engine(
+            settings, store, chat_model, summary_model,
+            clock=clock, tokenizer=tokenizer, observers=observers,
+        )  # fmt: skip
         handler = ConversationHandler(settings, store, engine)
-        return cls(settings, store, chat_model, summary_model, tokenizer, folds, engine, handler)
+        return cls(
+            settings, store, chat_model, summary_model, tokenizer, engine.folds, engine, handler
+        )
 
     async def aclose(self) -> None:
         """Stop accepting work, let running turns and folds finish briefly, close the DB.

@@ -61,6 +61,8 @@ def _lower(value: object) -> object:
 Lower = BeforeValidator(_lower)  # choices are accepted in any case: JSON, Json, json
 
 
+# For validation only: `memory.store.open` decides which backend a value opens (config
+# imports nothing of ours; `tests/memory/store/test_open.py` pins the two equal).
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 

@@ -2,7 +2,7 @@
 
 Pure. A topic change or a long silence starts a clean episode, yet the user is still the
 same person: their name, company, customer or account ids and contact details (the kinds
-of `memory.fold.identity`) found in the closed episode — its user messages, and what that
+of `memory.facts.identity`) found in the closed episode — its user messages, and what that
 episode itself had carried over — are kept with the new episode, and rendered as one small
 labelled block (invariant 6: nothing else of the old conversation reaches the model).
 `/reset` carries nothing; `VENTANA_RESET_CARRY=none` turns it off.
@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from memory.blocks import CARRY_OVER_TAG, render_block
-from memory.fold.identity import IDENTITY_CARRY_KINDS, identity_facts
-from memory.fold.rules import Fact
+from memory.facts import IDENTITY_CARRY_KINDS, Fact, identity_facts
 from memory.types import Exchange
 
 MAX_FACTS = 12  # a block of a few lines: the latest mention of each kind comes first

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import Protocol
 
 import structlog
 
@@ -21,8 +22,10 @@ from memory.recall.block import Costs, render
 from memory.recall.port import RecallIndex, RecallQuery
 from memory.recall.rank import Hit
 from memory.recall.terms import query_terms
-from memory.store.conversation import ConversationStore, NewExchange
+from memory.store.episodes import EpisodeStore
+from memory.store.turns import NewExchange, TurnStore
 from memory.tokens import Tokenizer, UsageCalibration
+from memory.topic.check import TopicCheck
 from memory.types import Exchange, TopicDecision, TurnState
 from providers.base import ChatModel, ChatReply, ChatRequest, ContextTooLong, ProviderError
 from providers.streaming import TextSink, complete_streaming
@@ -31,8 +34,10 @@ log = structlog.get_logger(__name__)
 MAX_SYNC_FOLDS = 3
 RECALL_LIMIT = 8  # hits ranked per turn; the block's token share decides how many show
 
-TopicCheck = Callable[[TurnState, str, datetime], Awaitable[TopicDecision]]
 TurnObserver = Callable[["Prepared", "Outcome", Exchange], None]
+
+
+NO_MESSAGE = TopicDecision("continue", "no_message")  # a preview without a message
 
 
 async def no_topic_check(_state: TurnState, _message: str, _now: datetime) -> TopicDecision:
@@ -68,6 +73,34 @@ class Prepared:
     would_fold: int = 0  # dry run only: exchanges a real turn would fold first
     recall: tuple[Hit, ...] = ()  # every hit found, best first (the plan shows what fits)
 
+    @classmethod
+    def dry(cls, seen: Preview) -> Prepared:
+        """A dry run: the preview of the message, nothing folded."""
+        plan, would = seen.plan, seen.would_fold
+        return cls(
+            seen.key, seen.message, seen.state, seen.decision, plan, 0, True, would, seen.recall
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Preview:
+    """What the next request for a key would be, read-only: the topic decision, recall, the
+    plan and its token counts, all as a real turn would compute them at this moment.
+
+    `state` is what the request is built from (after the reset a real turn would make);
+    `plan` is the request, or the refusal a real turn would give; over budget, where a
+    real turn would first fold `would_fold` exchanges, it is the request as it stands.
+    `as_is` is always the request as it stands, budget or not (what `inspect` shows)."""
+
+    key: str
+    message: str
+    state: TurnState
+    decision: TopicDecision
+    plan: Assembly | TooLarge
+    as_is: Assembly
+    would_fold: int = 0
+    recall: tuple[Hit, ...] = ()  # every hit found, best first (the plan shows what fits)
+
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
@@ -83,10 +116,15 @@ class Outcome:
         return self.noise_reason is None
 
 
+class EngineStore(TurnStore, EpisodeStore, Protocol):
+    """What the engine is given: the turn's store, and the episode lifecycle its
+    `Episodes` runs (an automatic reset happens inside a turn)."""
+
+
 class MemoryEngine:
     def __init__(
         self,
-        store: ConversationStore,
+        store: EngineStore,
         chat_model: ChatModel,
         folds: FoldService,
         tokenizer: Tokenizer,
@@ -95,8 +133,9 @@ class MemoryEngine:
         topic: TopicCheck = no_topic_check,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         recall: RecallIndex | None = None,
+        observers: Sequence[TurnObserver] = (),
     ) -> None:
-        self.store = store
+        self.store: TurnStore = store
         self.recall = recall if recall is not None else _recall_of(store)
         self.chat_model = chat_model
         self.folds = folds
@@ -111,7 +150,7 @@ class MemoryEngine:
             clock=clock,
             carry=config.reset_carry,
         )
-        self.observers: list[TurnObserver] = []  # replay reports, benchmarks
+        self.observers = tuple(observers)  # replay reports, benchmarks
         # Provider-reported usage corrects our counts upward only: budgets stay conservative.
         self.calibration = UsageCalibration(low=1.0)
         # recall counts cached raw; the calibration (replaced as usage comes in) applied live
@@ -127,34 +166,50 @@ class MemoryEngine:
         message: str,
         *,
         dry_run: bool | None = None,
-        state: TurnState | None = None,
         user: str | None = None,
     ) -> Prepared:
         """Topic check first, then the request, folding synchronously when over budget.
 
-        `dry_run=None` follows the session's debug flag as it is now; a dry run writes
-        nothing (a new session is created only when it is not one, and new sessions are
-        never in debug mode). `state`: the key's state already read (at intake, with
-        nothing of the key in flight since), instead of reading it again. `user`: the
-        sender; debug then follows that sender's own flag (per operator, not per key)."""
+        `dry_run=None` follows the session's debug flag as it is now; a dry run is the
+        `preview` of the message and writes nothing (a new session is created only when it
+        is not one, and new sessions are never in debug mode). `user`: the sender; debug
+        then follows that sender's own flag (per operator, not per key)."""
         now = self.clock()
-        if state is None:
-            state = await self._state(key, now, bool(dry_run))
+        state = await self._state(key, now, bool(dry_run))
         if dry_run is None:
             dry_run = state.debug if user is None else state.debug_for(user)
+        if dry_run:
+            return Prepared.dry(await self._preview(key, state, message, now))
         decision = await self.topic(state, message, now)
         if decision.reset:
-            if dry_run:
-                carry = await self.episodes.carry_for(state)
-                episode = replace(state.episode, carry_over=carry)
-                state = replace(state, summary=None, window=(), pending=(), episode=episode)
-            else:
-                state = await self.episodes.reset_automatically(
-                    state, decision.reason, decision.signals, window=self.config.window, at=now
-                )
+            state = await self.episodes.reset_automatically(
+                state, decision.reason, decision.signals, window=self.config.window, at=now
+            )
         hits = await self._recall(state, message)
-        plan, folds, would = await self._fit(key, state, message, dry_run, hits)
-        return Prepared(key, message, state, decision, plan, folds, dry_run, would, hits)
+        plan, folds = await self._fit(key, state, message, hits)
+        return Prepared(key, message, state, decision, plan, folds, False, 0, hits)
+
+    async def preview(self, key: str, message: str = "") -> Preview:
+        """What the next request for `key` would be if `message` came now: the topic
+        decision, recall, the plan, token counts as budgets count them. Calls no model and
+        writes nothing, except that a key never seen gets its (empty) session, as a debug
+        dry run always did. Without a message there is no topic check (it is about the
+        message) and no recall: the request as it stands."""
+        now = self.clock()
+        return await self._preview(key, await self._state(key, now, True), message, now)
+
+    async def _preview(self, key: str, state: TurnState, message: str, now: datetime) -> Preview:
+        decision = await self.topic(state, message, now) if message else NO_MESSAGE
+        if decision.reset:  # as the reset would leave it: nothing of the old episode
+            carry = await self.episodes.carry_for(state)
+            episode = replace(state.episode, carry_over=carry)
+            state = replace(state, summary=None, window=(), pending=(), episode=episode)
+        hits = await self._recall(state, message)
+        plan = self._plan(state, message, hits)
+        as_is = plan if isinstance(plan, Assembly) else self._assemble(state, message, hits)
+        would = len(plan.exchanges) if isinstance(plan, FoldFirst) else 0
+        shown = as_is if isinstance(plan, FoldFirst) else plan
+        return Preview(key, message, state, decision, shown, as_is, would, hits)
 
     async def _recall(self, state: TurnState, message: str) -> tuple[Hit, ...]:
         """The episode's older exchanges (neither pending nor in the window) the message
@@ -177,20 +232,18 @@ class MemoryEngine:
         return await self.store.turn_state(key, self.config.window, now)
 
     async def _fit(
-        self, key: str, state: TurnState, message: str, dry_run: bool, hits: tuple[Hit, ...]
-    ) -> tuple[Assembly | TooLarge, int, int]:
+        self, key: str, state: TurnState, message: str, hits: tuple[Hit, ...]
+    ) -> tuple[Assembly | TooLarge, int]:
         folds = 0
         until = time.monotonic() + self.config.sync_fold_seconds
         while True:
             plan = self._plan(state, message, hits)
             if not isinstance(plan, FoldFirst):
-                return plan, folds, 0
-            if dry_run:
-                return self._assemble(state, message, hits), 0, len(plan.exchanges)
+                return plan, folds
             if folds >= MAX_SYNC_FOLDS or not await self._sync_fold(key, plan.keep_window, until):
                 log.warning("over_budget_fold_failed", key=key, over_by=plan.over_by)
                 budget = self.config.context_tokens
-                return TooLarge(plan.over_by + budget, budget, "fold_failed"), folds, 0
+                return TooLarge(plan.over_by + budget, budget, "fold_failed"), folds
             folds += 1
             state = await self.store.turn_state(key, plan.keep_window, self.clock())
 
@@ -336,6 +389,6 @@ def answered_by(spec: str, reported: str) -> str:
     return f"{provider}:{reported or configured}"
 
 
-def _recall_of(store: ConversationStore) -> RecallIndex | None:
+def _recall_of(store: TurnStore) -> RecallIndex | None:
     """The store's own recall index, when it has one."""
     return store if isinstance(store, RecallIndex) else None

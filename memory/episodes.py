@@ -15,7 +15,7 @@ from typing import Protocol
 import structlog
 
 from memory.carry_over import Pairs, carried
-from memory.store.conversation import ConversationStore, NewEpisode
+from memory.store.episodes import EpisodeStore, NewEpisode
 from memory.types import Episode, TurnState
 
 log = structlog.get_logger(__name__)
@@ -28,7 +28,7 @@ class FoldCanceller(Protocol):
 class Episodes:
     def __init__(
         self,
-        store: ConversationStore,
+        store: EpisodeStore,
         folds: FoldCanceller,
         *,
         undo_within_s: float = 3600.0,
@@ -71,7 +71,7 @@ class Episodes:
         return carried(exchanges, state.episode.carry_over)
 
     async def undo(self, key: str) -> Episode | None:
-        """Reopen the previous episode (see `ConversationStore.undo_reset`); None when
+        """Reopen the previous episode (see `EpisodeStore.undo_reset`); None when
         there is nothing to undo."""
         state = await self.store.turn_state(key, 1, self.clock())
         return await self.store.undo_reset(state.session_id, self.clock(), self.undo_within_s)

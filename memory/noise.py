@@ -12,7 +12,7 @@ import unicodedata
 from collections import Counter
 from functools import lru_cache
 
-from memory.accents import strip_marks
+from memory.text.accents import strip_marks
 from providers.base import ChatReply, ProviderError
 
 EMPTY = "empty"

@@ -15,7 +15,7 @@ from bench import concurrency, growth, overhead, tokens, workers
 from bench.common import percentile
 from bench.data.seed import SeedSession, seed
 from bench.data.transcripts import EARLY_FACTS, long_support
-from memory.fold.facts import extract_facts
+from memory.facts import extract_facts
 from tests.support.postgres import PostgresServer, postgres_server
 
 __all__ = ["postgres_server"]  # the session fixture

@@ -82,6 +82,65 @@ def test_no_import_cycle() -> None:
     assert _cycle(_graph()) is None
 
 
+def _enclosing(package: str) -> list[str]:
+    """`package` and the packages holding it: memory.store.sqlite, memory.store, memory."""
+    parts = package.split(".")
+    return [".".join(parts[:n]) for n in range(len(parts), 0, -1)]
+
+
+def _nested(a: str, b: str) -> bool:
+    return a == b or a.startswith(f"{b}.") or b.startswith(f"{a}.")
+
+
+def _package_graph(graph: dict[str, set[str]], inits: set[str]) -> dict[str, set[str]]:
+    """The packages (folders) of a module graph and the packages each one imports from.
+
+    A module's package is its folder (`inits` are the modules that are a folder's
+    `__init__`), and a package holds its sub-packages: an import from memory/store/sqlite/
+    into memory/recall/ makes memory.store.sqlite → memory.recall and memory.store →
+    memory.recall. An import between a package and one nested in it (memory/store/sqlite/
+    → memory/store/, memory/engine.py → memory/fold/) is not counted: a sub-package builds
+    on its parent's shared modules and the parent composes its sub-packages, and the
+    module check keeps each such import one-way. Imports under `if TYPE_CHECKING` count,
+    as in the module graph: a reader follows them all the same."""
+
+    def folder(name: str) -> str:
+        return name if name in inits else name.rpartition(".")[0]
+
+    packages: dict[str, set[str]] = {}
+    for name, deps in graph.items():
+        sources = _enclosing(folder(name))
+        for source in sources:
+            packages.setdefault(source, set())
+        for dep in deps:
+            for source in sources:
+                packages[source] |= {
+                    target for target in _enclosing(folder(dep)) if not _nested(source, target)
+                }
+    return packages
+
+
+def test_the_package_graph_counts_sub_packages_for_their_parent() -> None:
+    """a/x/ importing b/ and b/ importing a/y/ is a cycle a → b → a; a/ importing its own
+    a/x/ (and a/x/ its parent's modules) is not."""
+    modules = {"a.x.m": {"b.n", "a.k"}, "b.n": {"a.y.k"}, "a.y.k": set(), "a.k": {"a.x.m"}}
+    graph = _package_graph(modules, set())
+    assert graph["a"] == {"b"}
+    assert graph["b"] == {"a", "a.y"}
+    assert _cycle(graph) == ["a", "b", "a"]
+    assert _cycle(_package_graph({"a.x.m": {"a.k"}, "a.k": {"a.x.m"}}, set())) is None
+
+
+def test_no_package_import_cycle() -> None:
+    """No package (folder) of bot/memory/providers/config imports itself through others:
+    memory.store → memory.recall → memory.fold → memory.store was one, through the facts
+    now in memory/facts/; bot.conversation → bot.ops → bot.conversation another, through
+    the chat views now in bot/conversation/."""
+    inits = {name for name, path in MODULES.items() if path.name == "__init__.py"}
+    cycle = _cycle(_package_graph(_graph(), inits))
+    assert cycle is None, " → ".join(cycle)
+
+
 def test_config_imports_nothing_of_ours() -> None:
     """config/ is the bottom layer: it imports no other package of ours."""
     outside = {

@@ -36,9 +36,9 @@ from bench.common import T0, Target, ms, percentile, quiet_logs
 from memory.recall.port import RecallQuery
 from memory.recall.rank import searchable
 from memory.recall.terms import query_terms
-from memory.store.conversation import NewExchange
 from memory.store.postgres import recall
 from memory.store.postgres.store import PostgresStore
+from memory.store.turns import NewExchange
 
 PROBED = 20  # the keys searched at every step
 _SYLLABLES = tuple(c + v for c in "bdflmnrst" for v in "aeio")

@@ -10,9 +10,10 @@ from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from typing import TextIO
 
-from bot.app import App
+from bot.conversation.handler import ConversationHandler
 from bot.conversation.inbound import Inbound
 from bot.conversation.texts import t
+from config.settings import Settings
 from memory.types import SessionKey
 
 QUIT = ("/quit", "/exit", "/salir")
@@ -62,7 +63,8 @@ def _line_editor(
 
 
 async def run_console(
-    app: App,
+    handler: ConversationHandler,
+    settings: Settings,
     session: str,
     *,
     debug: bool = False,
@@ -73,13 +75,13 @@ async def run_console(
     src, out = src or sys.stdin, out or sys.stdout
     session_key = SessionKey("console", session)
     key = user = str(session_key)
-    app.handler.register("console", ConsoleOutbox(out))
-    lang = app.settings.language
-    out.write(t(lang, "welcome_console", key=key, model=app.settings.chat_model) + "\n")
+    handler.register("console", ConsoleOutbox(out))
+    lang = settings.language
+    out.write(t(lang, "welcome_console", key=key, model=settings.chat_model) + "\n")
     if debug:
-        await app.store.set_debug(key, True, datetime.now(UTC), user)
-    await app.handler.recover()
-    await app.handler.drain()
+        await handler.set_debug(key, True, user, datetime.now(UTC))
+    await handler.recover()
+    await handler.drain()
     queue: asyncio.Queue[str | None] = asyncio.Queue()
     loop, turn = asyncio.get_running_loop(), threading.Semaphore(0)
     editor = src is sys.stdin and out is sys.stdout and src.isatty()
@@ -101,6 +103,6 @@ async def run_console(
         inbound = Inbound(
             session_key, line.rstrip("\n"), f"console-{now.timestamp():.6f}", now, user
         )
-        await app.handler.handle(inbound)
-    await app.folds.drain()
+        await handler.handle(inbound)
+    await handler.drain_folds()
     return 0

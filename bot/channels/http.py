@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
 
 import structlog
@@ -12,12 +13,12 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 if TYPE_CHECKING:
-    from bot.app import App
     from bot.channels.whatsapp.channel import WhatsAppChannel
 
 log = structlog.get_logger(__name__)
 MAX_BODY = 1 << 20  # webhook payloads are a few kilobytes; refuse to buffer more
 PING_TIMEOUT_S = 2.0
+Ping = Callable[[], Awaitable[bool]]  # does the database answer?
 
 
 class TelegramWebhook(Protocol):
@@ -29,13 +30,14 @@ class BodyTooLarge(Exception):
 
 
 def build_http_app(
-    app: App, *, whatsapp: WhatsAppChannel | None = None, telegram: TelegramWebhook | None = None
+    ping: Ping, *, whatsapp: WhatsAppChannel | None = None, telegram: TelegramWebhook | None = None
 ) -> Starlette:
-    """`/healthz` always; the webhook routes of the channels given."""
+    """`/healthz` always (200 while `ping` answers true); the webhook routes of the
+    channels given."""
 
     async def healthz(request: Request) -> Response:
         try:
-            ok = await asyncio.wait_for(app.store.ping(), PING_TIMEOUT_S)
+            ok = await asyncio.wait_for(ping(), PING_TIMEOUT_S)
         except Exception:
             log.warning("healthz_failed", exc_info=True)
             ok = False

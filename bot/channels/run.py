@@ -52,7 +52,7 @@ async def run_channels(
     telegram: TelegramChannel | None = None
     try:
         if settings.whatsapp_enabled:
-            whatsapp = WhatsAppChannel(app, http_client=whatsapp_client)
+            whatsapp = WhatsAppChannel(app.handler, settings, http_client=whatsapp_client)
         telegram = _telegram(app) if settings.telegram_enabled else None
         await _serve(app, whatsapp, telegram, ready)
     finally:
@@ -65,7 +65,7 @@ def _telegram(app: App) -> TelegramChannel:
         TelegramChannel,  # python-telegram-bot only when Telegram is on
     )
 
-    return TelegramChannel(app)
+    return TelegramChannel(app.handler, app.settings)
 
 
 async def _serve(
@@ -79,7 +79,7 @@ async def _serve(
     recovered = await whatsapp.start() if whatsapp is not None else 0
     pruner = asyncio.create_task(_prune_daily(app), name="inbox-prune")
     webhook = telegram if telegram is not None and app.settings.telegram_webhook_url else None
-    http = build_http_app(app, whatsapp=whatsapp, telegram=webhook)
+    http = build_http_app(app.store.ping, whatsapp=whatsapp, telegram=webhook)
     try:
         async with serving(http, app.settings) as server:
             if telegram is not None:

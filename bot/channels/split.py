@@ -1,18 +1,21 @@
-"""Splitting long replies into Telegram-sized messages.
+"""Splitting long replies into messages a channel accepts: the one splitter.
 
-Telegram counts a message's length in UTF-16 code units (4096 at most), so an emoji
-outside the Basic Multilingual Plane costs two. A reply is cut at the last paragraph
-break that keeps the chunk reasonably full, else a line break, a sentence end, a space,
-and only for a run with no space at all in the middle of a word — never inside an
-emoji sequence (ZWJ families, skin tones, flags, keycaps) when it can be helped.
+Each channel counts a message's length its own way, and passes that count as `length`:
+Telegram in UTF-16 code units (4096 at most, `utf16_len`: an emoji outside the Basic
+Multilingual Plane costs two), WhatsApp in characters (4096, `len`). A reply is cut at the
+last paragraph break that keeps the chunk reasonably full, else a line break, a sentence
+end, a space, and only for a run with no space at all in the middle of a word — never
+inside an emoji sequence (ZWJ families, skin tones, flags, keycaps) when it can be helped.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 
 TELEGRAM_LIMIT = 4096
+Length = Callable[[str], int]  # grows with the text, a character at a time
 _BOUNDARIES = (
     re.compile(r"\n[^\S\n]*\n\s*"),  # paragraph: a blank line
     re.compile(r"\n\s*"),  # line
@@ -25,33 +28,40 @@ _GLUE_BEFORE = frozenset("\u200d\ufe0e\ufe0f\u20e3")  # joins onto the previous 
 
 def utf16_len(text: str) -> int:
     """Length as Telegram counts it: two units for every character beyond U+FFFF."""
-    return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
-def split_message(text: str, limit: int = TELEGRAM_LIMIT) -> list[str]:
-    """Chunks of at most `limit` UTF-16 units; whitespace at the cuts is dropped."""
-    if limit < 2:
-        raise ValueError("limit must be at least 2 UTF-16 units (one astral character)")
+def split_message(
+    text: str, limit: int = TELEGRAM_LIMIT, *, length: Length = utf16_len
+) -> list[str]:
+    """Chunks of at most `limit` as `length` counts (UTF-16 units unless told otherwise);
+    whitespace at the cuts is dropped."""
+    widest = length(chr(0x1F600))  # an astral character: two UTF-16 units, one character
+    if limit < widest:
+        raise ValueError(f"limit must be at least {widest} (one astral character)")
     chunks: list[str] = []
     rest = text.strip()
     while rest:
-        if utf16_len(rest) <= limit:
+        if length(rest) <= limit:
             chunks.append(rest)
             break
-        cut = _cut(rest, _fit(rest, limit))
+        cut = _cut(rest, _fit(rest, limit, length))
         chunks.append(rest[:cut].rstrip())
         rest = rest[cut:].lstrip()
     return [chunk for chunk in chunks if chunk]
 
 
-def _fit(text: str, limit: int) -> int:
-    """How many characters of `text` fit in `limit` UTF-16 units (at least one)."""
-    units = 0
-    for index, char in enumerate(text):
-        units += 2 if ord(char) > 0xFFFF else 1
-        if units > limit:
-            return max(index, 1)
-    return len(text)
+def _fit(text: str, limit: int, length: Length) -> int:
+    """How many characters of `text` fit in `limit` (at least one): the longest prefix
+    within it, found by bisection (a character counts at least one)."""
+    low, high = 0, min(len(text), limit)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if length(text[:middle]) <= limit:
+            low = middle
+        else:
+            high = middle - 1
+    return max(low, 1)
 
 
 def _cut(text: str, end: int) -> int:

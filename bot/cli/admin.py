@@ -8,7 +8,7 @@ import sys
 from bot.app import App, build_models, open_store
 from bot.cli.channel_probe import check_channels, doctor_warnings
 from config.settings import Settings
-from memory.store.postgres.store import PostgresStore
+from memory.store.open import where
 from providers.probe import ProbeResult, probe
 
 
@@ -46,22 +46,11 @@ async def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
     )
     try:
         store = await open_store(settings)
-        migrations = await store.applied_migrations()
-        if isinstance(store, PostgresStore):
-            pool = store.pool_state()
-            detail = (
-                f"postgresql {await store.server_version()} ({len(migrations)} migrations,"
-                f" pool {pool['size']}/{pool['max']} open, {pool['idle']} idle,"
-                f" {pool['waiting']} waiting)"
-            )
-        else:
-            sync = await store.synchronous()
-            detail = f"{settings.db} ({len(migrations)} migrations, WAL, synchronous={sync})"
+        detail = await store.describe()
         good &= _line(await store.ping(), "database", detail)
         await store.close()
     except Exception as exc:
-        where = "postgresql" if settings.postgres_url else str(settings.db)
-        good = _line(False, "database", f"{where}: {exc}")
+        good = _line(False, "database", f"{where(settings.db)}: {exc}")
     try:
         chat, summary = build_models(settings)
     except ValueError as exc:

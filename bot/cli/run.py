@@ -45,7 +45,7 @@ async def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
     _quiet_console_logs(settings)
     app = await App.build(settings)
     try:
-        return await run_console(app, args.session, debug=args.debug)
+        return await run_console(app.handler, settings, args.session, debug=args.debug)
     finally:
         await app.aclose()
 
@@ -56,7 +56,7 @@ async def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
         _quiet_console_logs(settings)
         app = await App.build(settings)
         try:
-            return await run_console(app, "local")
+            return await run_console(app.handler, settings, "local")
         finally:
             await app.aclose()
     from bot.channels.run import run_channels

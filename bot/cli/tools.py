@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from collections.abc import AsyncIterator
@@ -23,8 +22,8 @@ from bot.ops.chart_png import png_support
 from bot.ops.replay import Report, TranscriptError, run_replay, write_outputs
 from config.logging import configure_logging
 from config.settings import Settings, SettingsInvalid, load_settings
-from memory.store.postgres.store import PostgresStore
-from memory.store.sqlite.store import SQLiteStore
+from memory.store import Store
+from memory.store.open import open_store
 from memory.tokens import default_tokenizer
 
 # Flags of `replay` and the settings fields they override.
@@ -168,17 +167,13 @@ def _print_summary(report: Report, args: argparse.Namespace) -> None:
 
 
 @asynccontextmanager
-async def _existing_store(settings: Settings) -> AsyncIterator[SQLiteStore | PostgresStore | None]:
+async def _existing_store(settings: Settings) -> AsyncIterator[Store | None]:
     """The store, or None when the database file does not exist (never create one here)."""
-    exists = settings.postgres_url is not None or await asyncio.to_thread(
-        Path(settings.db).is_file
-    )
-    if str(settings.db) != ":memory:" and not exists:
+    pool, sync = settings.db_pool_size, settings.db_sync
+    store = await open_store(settings.db, must_exist=True, pool_size=pool, sync=sync)
+    if store is None:
         yield None
         return
-    from bot.app import open_store  # only the store views need it
-
-    store = await open_store(settings)
     try:
         yield store
     finally:
@@ -189,7 +184,12 @@ async def cmd_inspect(args: argparse.Namespace, settings: Settings) -> int:
     async with _existing_store(settings) as store:
         data = None
         if store is not None:
-            data = await inspect_view.collect(store, args.key, settings, default_tokenizer())
+            from bot.app import build_engine
+            from providers.offline import OfflineChatModel
+
+            offline = OfflineChatModel()  # the engine only previews: no model is called
+            engine = build_engine(settings, store, offline, offline, tokenizer=default_tokenizer())
+            data = await inspect_view.collect(store, engine, args.key, settings)
     if data is None:
         return _err(f"unknown session key {args.key!r} in {settings.db} (see `ventana sessions`)")
     if args.json:

@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from bot.ops.usage_view import build_report, cost_text
+from bot.conversation.usage_view import build_report, cost_text
 from config.settings import Settings
-from memory.store.postgres.store import PostgresStore, is_postgres_url
-from memory.store.sqlite.store import SQLiteStore
+from memory.store.open import open_store
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -42,11 +39,7 @@ def parse_since(text: str) -> datetime:
 
 async def cmd_usage(args: argparse.Namespace, settings: Settings) -> int:
     totals = []
-    store: SQLiteStore | PostgresStore | None = None
-    if is_postgres_url(settings.db):
-        store = await PostgresStore.open(str(settings.db), pool_size=1)
-    elif str(settings.db) == ":memory:" or await asyncio.to_thread(Path(settings.db).is_file):
-        store = await SQLiteStore.open(settings.db, sync=settings.db_sync)
+    store = await open_store(settings.db, must_exist=True, pool_size=1, sync=settings.db_sync)
     if store is not None:
         try:
             totals = await store.usage_totals(args.key, args.since)

@@ -11,10 +11,10 @@ from typing import Protocol
 import structlog
 
 from bot.conversation.texts import t
-from bot.ops.usage_view import build_report, chat_lines
+from bot.conversation.usage_view import build_report, chat_lines
 from config.settings import Settings
 from memory.episodes import Episodes
-from memory.store.conversation import ConversationStore
+from memory.store import Store
 from memory.store.usage import UsageQueries
 from memory.types import InboxEntry, SessionKey
 
@@ -36,7 +36,7 @@ class Context:
 
     settings: Settings
     episodes: Episodes
-    store: ConversationStore
+    store: Store
     admins: dict[str, GroupAdmins] = field(default_factory=dict)  # by channel
 
     @property

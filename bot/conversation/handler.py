@@ -20,16 +20,17 @@ from typing import Protocol, runtime_checkable
 import structlog
 
 from bot.conversation import commands
+from bot.conversation.commands import GroupAdmins
+from bot.conversation.debug_view import render_debug
 from bot.conversation.inbound import Inbound
 from bot.conversation.serial import KeyedSerial
 from bot.conversation.texts import error_text, t
-from bot.ops.debug_view import render_debug
 from config.settings import Settings
 from memory.engine import MemoryEngine, Outcome, Prepared
 from memory.policy import Assembly, TooLarge
 from memory.store import Store
-from memory.store.conversation import Intake
-from memory.types import InboxEntry, SessionKey, TurnState
+from memory.store.turns import Intake
+from memory.types import InboxEntry, SessionKey
 from providers.base import valid_text
 from providers.streaming import TextSink
 
@@ -64,11 +65,22 @@ class ConversationHandler:
         self.serial = KeyedSerial()
         self._queued: set[int] = set()  # inbox ids queued or running here (bounded by work)
         self._later: dict[int, asyncio.Future[None]] = {}  # delivery retried in the background
-        self._states: dict[int, TurnState] = {}  # read at intake, for the entry's turn
         self._slowed: set[str] = set()  # chats told to slow down, until their queue empties
 
-    def register(self, channel: str, outbox: Outbox) -> None:
+    def register(self, channel: str, outbox: Outbox, admins: GroupAdmins | None = None) -> None:
+        """Where `channel`'s replies go; `admins` answers who administers its groups."""
         self.outboxes[channel] = outbox
+        if admins is not None:
+            self.commands.admins[channel] = admins
+
+    async def reject(self, key: str, external_id: str, reason: str, at: datetime) -> bool:
+        """Record input that is acknowledged but never processed (malformed) with its
+        reason, for dedupe; False when it was already recorded."""
+        return await self.store.inbox_reject(key, external_id, reason, at)
+
+    async def set_debug(self, key: str, on: bool, user: str, at: datetime) -> None:
+        """Switch debug mode for `user`'s own messages under `key` (console `--debug`)."""
+        await self.store.set_debug(key, on, at, user)
 
     # -- intake -------------------------------------------------------------------------
 
@@ -86,11 +98,9 @@ class ConversationHandler:
             return self.serial.submit(key, lambda: self._refuse(inbound))
         if self.serial.waiting(key) >= self.settings.max_queued_per_chat:
             return await self._over_cap(inbound)
-        # A chat with nothing in flight here gets its turn state read with the intake, in
-        # the same round trip; it is used only if the chat is still idle once the intake
-        # returns (otherwise an earlier message's exchange could be missing from it).
+        # The intake reads the chat's turn state in its round trip; the store keeps it for
+        # the turn while nothing of the chat is written meanwhile.
         command = commands.is_command(inbound.text)
-        idle = self.serial.idle(key) and not command
         draft = InboxEntry(
             0, key, inbound.external_id, inbound.user, inbound.kind, inbound.text, inbound.ts
         )
@@ -104,8 +114,6 @@ class ConversationHandler:
         added = intake.entry
         if added is None:
             return await self._redelivered(inbound)
-        if intake.state is not None and idle and self.serial.idle(key):
-            self._states[added.id] = intake.state
         return self._queue(added)
 
     async def _over_cap(self, inbound: Inbound) -> asyncio.Future[list[str]] | None:
@@ -173,6 +181,10 @@ class ConversationHandler:
         await asyncio.gather(*self._later.values(), return_exceptions=True)
         await self.store.inbox_settled()
 
+    async def drain_folds(self) -> None:
+        """Wait for the background folds the turns asked for (the console, before exit)."""
+        await self.engine.folds.drain()
+
     async def aclose(self) -> None:
         await self.serial.aclose()
 
@@ -183,7 +195,6 @@ class ConversationHandler:
         try:
             return await self._process_entry(entry)
         finally:
-            self._states.pop(entry.id, None)
             if not self.serial.waiting(entry.key):  # the burst is over
                 self._slowed.discard(entry.key)
             if entry.id not in self._later:
@@ -192,14 +203,12 @@ class ConversationHandler:
 
     async def _process_entry(self, entry: InboxEntry) -> list[str]:
         """The chat is held (across workers on a shared store) while its claimed entries
-        run, oldest first; a state read at intake is kept only if the claim says it holds."""
+        run, oldest first."""
         if not entry.id:  # a dry run never entered the inbox
             return await self._run_entry(entry)
         texts: list[str] = []
         async with self.store.claim_turn(entry) as claim:
             for each in claim.entries:
-                if not claim.exclusive:
-                    self._states.pop(each.id, None)
                 replies = await self._run_entry(each)
                 texts = replies if each.id == entry.id else texts
         return texts
@@ -253,9 +262,7 @@ class ConversationHandler:
             return [t(lang, "too_long", chars=len(text), limit=limit)], False
         # Debug is decided now, not at intake: "/debug on" and the next message may arrive
         # in one batch, and that message must already be a dry run.
-        prepared = await self.engine.prepare(
-            entry.key, text, state=self._states.pop(entry.id, None), user=entry.user
-        )
+        prepared = await self.engine.prepare(entry.key, text, user=entry.user)
         if prepared.dry_run:
             return [render_debug(prepared, self.language)], False
         if isinstance(prepared.plan, TooLarge):

@@ -1,13 +1,15 @@
 """`ventana inspect KEY`: what is stored for a key and what the next request would carry.
 
-`collect` builds one JSON-able dict (the stable `--json` form) from the store's export and
-the current turn state; `render` draws the same data with rich for a terminal.
+`collect` builds one JSON-able dict (the stable `--json` form) from the store's export, read
+once into typed rows (`stored`), and the engine's `preview` of the next request (token
+counts as the engine's budgets count them); `render` draws the same data with rich.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console, Group
@@ -18,15 +20,94 @@ from rich.text import Text
 
 from config.settings import Settings
 from memory.carry_over import carry_over_block
-from memory.policy import Parts, assemble
-from memory.store.postgres.store import PostgresStore
-from memory.store.sqlite.store import SQLiteStore
-from memory.tokens import Tokenizer
+from memory.engine import MemoryEngine
+from memory.store import Store
 from memory.types import Exchange
 
 FORMAT = 1
 CLIP = 90
 JSON_COLUMNS = ("topic", "reset_signals", "replies", "dropped_facts", "carry_over")
+PARTS = ("system", "summary", "carry_over", "pending", "window")  # of a request, no message
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRow:
+    created_at: str
+    last_activity_at: str | None
+    debug: bool
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeRow:
+    id: int
+    started_at: str
+    closed_at: str | None
+    opened_by: str | None
+    reset_signals: Any
+    carry_over: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ExchangeRow:
+    id: int
+    episode_id: int
+    signal: bool
+    noise_reason: str | None
+    created_at: str
+    user_text: str
+    reply_text: str
+    prompt_tokens: int
+    reply_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryRow:
+    episode_id: int
+    text: str
+    fields: dict[str, Any]  # the version facts inspect lists, by name (`SUMMARY_FIELDS`)
+
+
+SUMMARY_FIELDS = ("version", "checkpoint", "prompt_version", "model", "source_from",
+                  "source_to", "input_tokens", "output_tokens", "round", "created_at",
+                  "dropped_facts")  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """The rows of a key's export that inspect reads, typed: the one place that reads the
+    export's dicts by column name."""
+
+    session: SessionRow
+    episodes: tuple[EpisodeRow, ...]
+    exchanges: tuple[ExchangeRow, ...]
+    summaries: tuple[SummaryRow, ...]
+
+
+def stored(data: dict[str, Any]) -> Stored:
+    """Typed rows from `export_key`'s data."""
+    s = data["session"]
+    return Stored(
+        SessionRow(s["created_at"], s["last_activity_at"], bool(s["debug"])),
+        tuple(_episode_row(e) for e in data["episodes"]),
+        tuple(_exchange_row(x) for x in data["exchanges"]),
+        tuple(
+            SummaryRow(v["episode_id"], v["text"], {name: v.get(name) for name in SUMMARY_FIELDS})
+            for v in data["summaries"]
+        ),
+    )
+
+
+def _episode_row(e: dict[str, Any]) -> EpisodeRow:
+    signals, carry = e.get("reset_signals"), e.get("carry_over")
+    return EpisodeRow(e["id"], e["started_at"], e["closed_at"], e.get("opened_by"), signals, carry)
+
+
+def _exchange_row(x: dict[str, Any]) -> ExchangeRow:
+    tokens = int(x["prompt_tokens"] or 0), int(x["reply_tokens"] or 0)
+    return ExchangeRow(
+        x["id"], x["episode_id"], bool(x["signal"]), x["noise_reason"], x["created_at"],
+        x["user_text"], x["reply_text"], *tokens,
+    )  # fmt: skip
 
 
 def decode_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -39,7 +120,7 @@ def decode_row(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-async def export_key(store: SQLiteStore | PostgresStore, key: str) -> dict[str, Any] | None:
+async def export_key(store: Store, key: str) -> dict[str, Any] | None:
     """Everything stored for `key` (decoded JSON columns), or None for an unknown key."""
     raw = await store.export(key)
     if not raw.get("session"):
@@ -54,37 +135,30 @@ async def export_key(store: SQLiteStore | PostgresStore, key: str) -> dict[str, 
 
 
 async def collect(
-    store: SQLiteStore | PostgresStore, key: str, settings: Settings, tokenizer: Tokenizer
+    store: Store, engine: MemoryEngine, key: str, settings: Settings
 ) -> dict[str, Any] | None:
+    """The inspect data of `key`; the next request is the engine's own preview of it."""
     data = await export_key(store, key)
-    state = await store.peek_state(key, settings.window_exchanges)
-    if data is None or state is None:
+    if data is None or await store.peek_state(key, settings.window_exchanges) is None:
         return None
-    exchanges = data["exchanges"]
+    rows = stored(data)
+    seen = await engine.preview(key)
+    state, exchanges = seen.state, rows.exchanges
     carry = carry_over_block(state.episode.carry_over, settings.language)
-    request = Parts(
-        settings.resolved_system_prompt(), state.summary, state.pending, state.window, "", carry
-    )
-    plan = assemble(
-        request, count=tokenizer.count, budget=settings.context_tokens, language=settings.language
-    )
-    tokens = dict(plan.tokens)
-    tokens.pop("message", None)
-    tokens.pop("recall", None)  # recall depends on the message: none without one
+    tokens = {part: seen.as_is.tokens.get(part, 0) for part in PARTS}
+    tokens["total"] = sum(tokens.values())
     indexed, index_bytes = await store.recall_index_size(key)
-    parts = ("system", "summary", "carry_over", "pending", "window")
-    tokens["total"] = sum(tokens[k] for k in parts)
-    sent = [int(x["prompt_tokens"]) for x in exchanges if x["prompt_tokens"]]
+    sent = [x.prompt_tokens for x in exchanges if x.prompt_tokens]
     return {
         "format": FORMAT,
         "key": key,
         "session": {
-            "created_at": data["session"]["created_at"],
-            "last_activity": data["session"]["last_activity_at"],
-            "debug": bool(data["session"]["debug"]),
+            "created_at": rows.session.created_at,
+            "last_activity": rows.session.last_activity_at,
+            "debug": rows.session.debug,
             "current_episode": state.episode.id,
         },
-        "episodes": [_episode(e, exchanges, data["summaries"]) for e in data["episodes"]],
+        "episodes": [_episode(e, exchanges, rows.summaries) for e in rows.episodes],
         "current": {
             "episode": state.episode.id,
             "checkpoint": state.summary.checkpoint if state.summary else 0,
@@ -95,44 +169,41 @@ async def collect(
             "pending": [_exchange(x) for x in state.pending],
             "window": [_exchange(x) for x in state.window],
         },
-        "noise": [_noise(x) for x in exchanges if not x["signal"]],
+        "noise": [_noise(x) for x in exchanges if not x.signal],
         "recall_index": {"exchanges": indexed, "bytes_all_keys": index_bytes},
         "tokens": {
-            "tokenizer": tokenizer.name,
+            "tokenizer": engine.tokenizer.name,
             "budget": settings.context_tokens,
             "next_request_without_message": tokens,
             "stored_prompt_tokens_total": sum(sent),
             "last_prompt_tokens": sent[-1] if sent else 0,
             "max_prompt_tokens": max(sent, default=0),
-            "reply_tokens_total": sum(int(x["reply_tokens"]) for x in exchanges),
+            "reply_tokens_total": sum(x.reply_tokens for x in exchanges),
         },
     }
 
 
 def _episode(
-    row: dict[str, Any], exchanges: list[dict[str, Any]], summaries: list[dict[str, Any]]
+    row: EpisodeRow, exchanges: tuple[ExchangeRow, ...], summaries: tuple[SummaryRow, ...]
 ) -> dict[str, Any]:
-    opened = row.get("opened_by")
-    began, _, reason = (opened or "first").partition(":")
-    own = [x for x in exchanges if x["episode_id"] == row["id"]]
+    began, _, reason = (row.opened_by or "first").partition(":")
+    own = [x for x in exchanges if x.episode_id == row.id]
     return {
-        "id": row["id"],
-        "started_at": row["started_at"],
-        "closed_at": row["closed_at"],
+        "id": row.id,
+        "started_at": row.started_at,
+        "closed_at": row.closed_at,
         "began": began,  # first | manual | auto
         "reason": reason or None,
-        "signals": row.get("reset_signals"),
-        "carry_over": row.get("carry_over") or [],
+        "signals": row.reset_signals,
+        "carry_over": row.carry_over or [],
         "exchanges": len(own),
-        "noise": sum(1 for x in own if not x["signal"]),
-        "summaries": [_summary(s) for s in summaries if s["episode_id"] == row["id"]],
+        "noise": sum(1 for x in own if not x.signal),
+        "summaries": [_summary(s) for s in summaries if s.episode_id == row.id],
     }
 
 
-def _summary(row: dict[str, Any]) -> dict[str, Any]:
-    names = ("version", "checkpoint", "prompt_version", "model", "source_from", "source_to",
-             "input_tokens", "output_tokens", "round", "created_at", "dropped_facts")  # fmt: skip
-    return {name: row.get(name) for name in names} | {"chars": len(row["text"])}
+def _summary(row: SummaryRow) -> dict[str, Any]:
+    return row.fields | {"chars": len(row.text)}
 
 
 def _exchange(ex: Exchange) -> dict[str, Any]:
@@ -140,10 +211,10 @@ def _exchange(ex: Exchange) -> dict[str, Any]:
     return {"id": ex.id, "user": ex.user_text, "assistant": ex.reply_text, "created_at": at}
 
 
-def _noise(row: dict[str, Any]) -> dict[str, Any]:
-    return {"id": row["id"], "episode": row["episode_id"], "reason": row["noise_reason"],
-            "created_at": row["created_at"], "user": row["user_text"],
-            "assistant": row["reply_text"]}  # fmt: skip
+def _noise(row: ExchangeRow) -> dict[str, Any]:
+    return {"id": row.id, "episode": row.episode_id, "reason": row.noise_reason,
+            "created_at": row.created_at, "user": row.user_text,
+            "assistant": row.reply_text}  # fmt: skip
 
 
 # -- terminal view ----------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Replay probes: a transcript line with `"probe": true` is a dry run at its point.
 
-The engine prepares it exactly like a real turn (topic check, recall, budget) with
-`dry_run=True`: no model is called, nothing is stored, so no later line can tell it ran.
+The engine previews it exactly as a real turn would be built (topic check, recall,
+budget): no model is called, nothing is stored, so no later line can tell it ran.
 `ventana replay` reports it with `"probe": true` and leaves it out of the totals.
 """
 
@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.app import App
+from bot.ops.report import TurnReport
 from memory.policy import Assembly
 from memory.tokens import count_messages
 from providers.base import Message
@@ -34,13 +35,38 @@ class Probed:
     system: str
     messages: list[dict[str, Any]]
 
+    def turn_report(self, session: str, turn: int) -> TurnReport:
+        """The probe's report line: no fold, no model call, flagged as a probe."""
+        return TurnReport(
+            session=session,
+            turn=turn,
+            episode=self.episodes,
+            prompt_tokens=self.prompt_tokens,
+            full_history_tokens=self.full_history_tokens,
+            window_exchanges=self.window,
+            pending_exchanges=self.pending,
+            summary_tokens=self.summary_tokens,
+            fold_calls=0,
+            reset=self.reset,
+            reset_reason=self.reset_reason,
+            model_called=False,
+            recall_exchanges=self.recall_exchanges,
+            recall_tokens=self.recall_tokens,
+            probe=True,
+        )
+
+    def context(self, session: str, turn: int) -> dict[str, Any]:
+        """The probe's contexts line: the request a real turn would send."""
+        return {"session": session, "turn": turn, "probe": True, "system": self.system,
+                "messages": self.messages, "model_called": False}  # fmt: skip
+
 
 async def dry_run(
     app: App, key: str, text: str, history: Sequence[Message], system_prompt: str
 ) -> Probed:
-    """Prepare `text` for `key` as a real turn would be, writing nothing."""
-    prepared = await app.engine.prepare(key, text, dry_run=True)
-    plan, decision = prepared.plan, prepared.decision
+    """Preview `text` for `key` as a real turn would be built, writing nothing."""
+    seen = await app.engine.preview(key, text)
+    plan, decision = seen.plan, seen.decision
     full = count_messages(app.tokenizer, system_prompt, [*history, Message("user", text)])
     episodes = len(await app.store.episodes(key))
     reason = decision.reason if decision.reset else None

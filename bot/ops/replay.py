@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import tempfile
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -30,9 +30,10 @@ from typing import Any
 from bot.app import App, build_models
 from bot.conversation.inbound import Inbound
 from bot.ops.probes import dry_run
+from bot.ops.report import Report, TurnReport, write_outputs
 from config.settings import Settings
 from memory.engine import Outcome, Prepared
-from memory.policy import Assembly, memory_block
+from memory.policy import Assembly
 from memory.tokens import Tokenizer, count_messages, default_tokenizer
 from memory.types import Exchange, SessionKey
 from providers.base import ChatModel, ChatReply, ChatRequest, Message, Usage
@@ -41,6 +42,14 @@ DEFAULT_SESSION = "default"
 FIRST_TS = datetime(2026, 1, 1, 9, 0, tzinfo=UTC)  # when the transcript gives no times
 STEP = timedelta(minutes=1)
 Progress = Callable[[int, int], None]
+__all__ = [
+    "Report",
+    "TranscriptError",
+    "TurnReport",
+    "read_transcript",
+    "run_replay",
+    "write_outputs",
+]
 
 
 class TranscriptError(ValueError):
@@ -54,62 +63,6 @@ class TranscriptTurn:
     reply: str | None
     ts: datetime
     probe: bool = False
-
-
-@dataclass(slots=True)
-class TurnReport:
-    session: str
-    turn: int
-    episode: int
-    prompt_tokens: int
-    full_history_tokens: int
-    window_exchanges: int
-    pending_exchanges: int
-    summary_tokens: int
-    fold_calls: int
-    reset: bool
-    reset_reason: str | None
-    model_called: bool
-    noise_reason: str | None = None
-    recall_exchanges: int = 0
-    recall_tokens: int = 0
-    probe: bool = False
-
-
-@dataclass(slots=True)
-class Report:
-    tokenizer: str
-    settings: dict[str, Any]
-    turns: list[TurnReport] = field(default_factory=list)
-    contexts: list[dict[str, Any]] = field(default_factory=list)
-    fold_input_tokens: int = 0
-    fold_output_tokens: int = 0
-
-    def totals(self) -> dict[str, Any]:
-        """Over the real turns: probes are left out."""
-        real = [t for t in self.turns if not t.probe]
-        prompt = sum(t.prompt_tokens for t in real)
-        full = sum(t.full_history_tokens for t in real)
-        return {
-            "turns": len(real),
-            "prompt_tokens": prompt,
-            "full_history_tokens": full,
-            "ratio": round(prompt / full, 4) if full else 0.0,
-            "fold_calls": sum(t.fold_calls for t in real),
-            "fold_input_tokens": self.fold_input_tokens,
-            "fold_output_tokens": self.fold_output_tokens,
-            "resets": sum(1 for t in real if t.reset),
-            "recall_tokens": sum(t.recall_tokens for t in real),
-        }
-
-    def as_json(self) -> dict[str, Any]:
-        """The report format of DESIGN.md (contexts are written apart)."""
-        return {
-            "tokenizer": self.tokenizer,
-            "settings": self.settings,
-            "turns": [asdict(t) for t in self.turns],
-            "totals": self.totals(),
-        }
 
 
 # -- transcript ---------------------------------------------------------------------------
@@ -228,8 +181,11 @@ async def run_replay(
     chat_model: ChatModel | None = None,
     summary_model: ChatModel | None = None,
     progress: Progress | None = None,
+    db: Path | None = None,
 ) -> Report:
-    """Replay `path` on a fresh temporary database; models default to the settings'."""
+    """Replay `path` on a fresh database (`db`, else a temporary file); models default to
+    the settings'. The app is built on the transcript's clock with the replay's observer,
+    so everything it dates (exchanges, folds, episodes) is in transcript time."""
     turns = read_transcript(path)
     if chat_model is None or summary_model is None:
         built_chat, built_summary = build_models(settings)
@@ -237,12 +193,20 @@ async def run_replay(
         summary_model = summary_model or built_summary
     tokenizer = default_tokenizer()
     scripted = ScriptedChatModel(chat_model, tokenizer)
+    clock, seen = ReplayClock(), _Seen()
     with tempfile.TemporaryDirectory(prefix="ventana-replay-") as tmp:
         app = await App.build(
-            settings, db=Path(tmp) / "replay.db", chat_model=scripted, summary_model=summary_model
+            settings,
+            db=db or Path(tmp) / "replay.db",
+            chat_model=scripted,
+            summary_model=summary_model,
+            clock=clock,
+            tokenizer=tokenizer,
+            observers=[seen],
         )
         try:
-            run = _Run(app, scripted, Report(app.tokenizer.name, replay_settings(settings)))
+            report = Report(app.tokenizer.name, replay_settings(settings))
+            run = _Run(app, scripted, report, clock, seen)
             if progress is not None:
                 progress(0, len(turns))
             for done, turn in enumerate(turns, start=1):
@@ -256,23 +220,34 @@ async def run_replay(
             await app.aclose()
 
 
+class _Seen:
+    """The engine's observer during a replay: the turn recorded last (None: no call)."""
+
+    def __init__(self) -> None:
+        self.last: tuple[Prepared, Outcome] | None = None
+
+    def __call__(self, prepared: Prepared, outcome: Outcome, _exchange: Exchange) -> None:
+        self.last = (prepared, outcome)
+
+
 class _Run:
     """The state of one replay: histories per session and the turn being observed."""
 
-    def __init__(self, app: App, scripted: ScriptedChatModel, report: Report) -> None:
+    def __init__(
+        self,
+        app: App,
+        scripted: ScriptedChatModel,
+        report: Report,
+        clock: ReplayClock,
+        seen: _Seen,
+    ) -> None:
         self.app = app
         self.scripted = scripted
         self.report = report
-        self.clock = ReplayClock()
-        app.engine.clock = self.clock
-        app.folds.clock = self.clock
-        app.engine.observers.append(self._observe)
+        self.clock = clock
+        self.seen = seen
         self.system_prompt = app.settings.resolved_system_prompt()
         self.history: dict[str, list[Message]] = {}
-        self.seen: tuple[Prepared, Outcome] | None = None
-
-    def _observe(self, prepared: Prepared, outcome: Outcome, _exchange: Exchange) -> None:
-        self.seen = (prepared, outcome)
 
     async def turn(self, turn: TranscriptTurn) -> None:
         if turn.probe:
@@ -284,27 +259,41 @@ class _Run:
         number = len(history) // 2 + 1
         before = await app.store.episodes(key)
         calls, sent = app.folds.calls, len(self.scripted.requests)
-        self.seen, self.scripted.script, self.clock.now = None, turn.reply, turn.ts
+        self.seen.last, self.scripted.script, self.clock.now = None, turn.reply, turn.ts
         inbound = Inbound(where, turn.text, f"replay-{turn.session}-{number}", turn.ts, key)
         shown = await app.handler.handle(inbound)
         await app.folds.drain()
         after = await app.store.episodes(key)
         requests = self.scripted.requests[sent:]
         message = Message("user", turn.text)
-        full = count_messages(app.tokenizer, self.system_prompt, [*history, message])
         window, pending, summary = await self._shape(key)
         reset = bool(before) and after[-1].id > before[-1].id
-        outcome = self.seen[1] if self.seen else None
+        outcome = self.seen.last[1] if self.seen.last else None
+        recall_exchanges, recall_tokens = _recall_of(outcome.assembly if outcome else None)
+        tokenizer = app.tokenizer
         self.report.turns.append(
             TurnReport(
-                turn.session, number, len(after),
-                sum(count_messages(app.tokenizer, r.system, r.messages) for r in requests),
-                full, window, pending, summary, app.folds.calls - calls, reset,
-                (after[-1].opened_by or "").removeprefix("auto:") if reset else None,
-                bool(requests), outcome.noise_reason if outcome else None,
-                *_recall_of(outcome.assembly if outcome else None),
+                session=turn.session,
+                turn=number,
+                episode=len(after),
+                prompt_tokens=sum(
+                    count_messages(tokenizer, r.system, r.messages) for r in requests
+                ),
+                full_history_tokens=count_messages(
+                    tokenizer, self.system_prompt, [*history, message]
+                ),
+                window_exchanges=window,
+                pending_exchanges=pending,
+                summary_tokens=summary,
+                fold_calls=app.folds.calls - calls,
+                reset=reset,
+                reset_reason=(after[-1].opened_by or "").removeprefix("auto:") if reset else None,
+                model_called=bool(requests),
+                noise_reason=outcome.noise_reason if outcome else None,
+                recall_exchanges=recall_exchanges,
+                recall_tokens=recall_tokens,
             )
-        )  # fmt: skip
+        )
         self.report.contexts.append(_context(turn, number, requests))
         said = outcome.reply.text if outcome and outcome.reply else "\n\n".join(shown)
         history += [message, Message("assistant", said)]
@@ -315,31 +304,21 @@ class _Run:
         self.clock.now = turn.ts
         got = await dry_run(self.app, key, turn.text, history, self.system_prompt)
         number = len(history) // 2 + 1
-        self.report.turns.append(
-            TurnReport(
-                turn.session, number, got.episodes, got.prompt_tokens, got.full_history_tokens,
-                got.window, got.pending, got.summary_tokens, 0, got.reset, got.reset_reason,
-                False, None, got.recall_exchanges, got.recall_tokens, probe=True,
-            )
-        )  # fmt: skip
-        self.report.contexts.append(
-            {"session": turn.session, "turn": number, "probe": True, "system": got.system,
-             "messages": got.messages, "model_called": False}
-        )  # fmt: skip
+        self.report.turns.append(got.turn_report(turn.session, number))
+        self.report.contexts.append(got.context(turn.session, number))
 
     async def _shape(self, key: str) -> tuple[int, int, int]:
         """Window, pending and summary tokens of the request sent (or, with no call, of
-        the stored state after the turn)."""
-        if self.seen is not None:
-            assembly = self.seen[1].assembly
+        the request the stored state gives now: the engine's preview)."""
+        if self.seen.last is not None:
+            assembly = self.seen.last[1].assembly
             return len(assembly.window), len(assembly.pending), assembly.tokens.get("summary", 0)
-        settings = self.app.settings
-        state = await self.app.store.peek_state(key, settings.window_exchanges)
-        if state is None:
+        if await self.app.store.peek_state(key, 1) is None:  # a preview would create the key
             return 0, 0, 0
-        summary = state.summary
-        memo = memory_block(summary, settings.language) if summary and summary.text else ""
-        return len(state.window), len(state.pending), self.app.tokenizer.count(memo)
+        plan = (await self.app.engine.preview(key)).plan
+        if not isinstance(plan, Assembly):
+            return 0, 0, 0
+        return len(plan.window), len(plan.pending), plan.tokens.get("summary", 0)
 
 
 def _recall_of(assembly: Assembly | None) -> tuple[int, int]:
@@ -364,14 +343,3 @@ def _context(turn: TranscriptTurn, number: int, requests: list[ChatRequest]) -> 
         "model_called": True,
         "probe": False,
     }
-
-
-def write_outputs(report: Report, out: Path | None, contexts: Path | None) -> None:
-    if out is not None:
-        out.write_text(
-            json.dumps(report.as_json(), ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
-        )
-    if contexts is not None:
-        with contexts.open("w", encoding="utf-8") as fh:
-            for line in report.contexts:
-                fh.write(json.dumps(line, ensure_ascii=False) + "\n")

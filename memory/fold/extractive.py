@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memory.fold.facts import IDENTITY_KINDS, Fact, extract_facts, missing_facts
+from memory.facts import IDENTITY_KINDS, Fact, extract_facts, missing_facts
 from memory.fold.guard import KEY_FACTS_HEADING, line_value, split_sentences, trim_lines
 from memory.fold.keyfacts import cap_key_facts, render_fact
 from memory.fold.summarizer import (

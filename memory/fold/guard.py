@@ -11,7 +11,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memory.fold.facts import Fact, dedupe, extract_facts, missing_facts
+from memory.facts import Fact, dedupe, extract_facts, missing_facts
 from memory.fold.keyfacts import cap_key_facts, render_fact
 from memory.noise import text_noise
 

@@ -11,8 +11,38 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 
-from memory.fold.facts import IDENTITY_KINDS, PINNED_BONUS, PRIORITY, Fact, FactKind, _extract
+from memory.facts import IDENTITY_KINDS, Fact, FactKind, facts_of
 
+# How much a kind is worth keeping when the key-facts section must shrink. Higher stays
+# longer. Who the user is and the identifiers of their case (IBAN, account, the order,
+# their contact details) are what a user comes back for; then the systems involved (IP,
+# host), money, dates (usually commitments); URLs can be found again; percentages and
+# times are the most incidental (and repeated everywhere), so they go first.
+PRIORITY: dict[FactKind, int] = {
+    "name": 8,
+    "company": 8,
+    "iban": 8,
+    "account": 8,
+    "id": 7,
+    "email": 7,
+    "phone": 7,
+    "postcode": 7,
+    "address": 7,
+    "ip": 6,
+    "host": 6,
+    "tracking": 6,
+    "plate": 6,
+    "amount": 5,
+    "date": 4,
+    "url": 3,
+    "percent": 2,
+    "time": 1,
+}
+
+
+# Facts from the opening of an episode (the order number, the phone, the amount paid)
+# outrank everything else when the key-facts section must shrink.
+PINNED_BONUS = 100
 INCIDENTAL_KINDS = frozenset({"time", "percent"})
 # Words that tie a time or a percentage to something a user would come back for.
 _COMMITMENT = re.compile(
@@ -32,7 +62,7 @@ _SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?\n]|$)")
 def salient_facts(text: str) -> list[Fact]:
     """The facts of `text` worth a key-facts line: every fact but routine times and
     percentages (one whose every sentence lacks a commitment or money word)."""
-    facts = _extract(text)
+    facts = facts_of(text)
     if not any(f.kind in INCIDENTAL_KINDS for f in facts):
         return list(facts)
     tied = _tied_values(text)
@@ -45,7 +75,7 @@ def _tied_values(text: str) -> frozenset[str]:
     for sentence in _SENTENCE.findall(text):
         if sentence.strip() and _COMMITMENT.search(sentence):
             out.update(
-                f.value.casefold() for f in _extract(sentence) if f.kind in INCIDENTAL_KINDS
+                f.value.casefold() for f in facts_of(sentence) if f.kind in INCIDENTAL_KINDS
             )
     return frozenset(out)
 
@@ -128,5 +158,5 @@ def render_fact(fact: Fact) -> str:
 
 
 def _round_trips(fact: Fact, line: str) -> bool:
-    found = _extract(line)
+    found = facts_of(line)
     return len(found) == 1 and found[0] == fact and found[0].label == fact.label

@@ -19,9 +19,9 @@ from typing import Literal
 
 import structlog
 
-from memory.fold.facts import IDENTITY_KINDS, Fact, extract_facts
+from memory.facts import IDENTITY_KINDS, Fact, extract_facts
 from memory.fold.summarizer import Summarizer, fold_text
-from memory.store.conversation import ConversationStore, NewSummary
+from memory.store.summaries import NewSummary, SummaryStore
 from memory.tokens import Tokenizer
 from memory.types import Exchange, SummaryVersion, TurnState
 from providers.base import ProviderError
@@ -59,7 +59,7 @@ class _Draft:
 class FoldService:
     def __init__(
         self,
-        store: ConversationStore,
+        store: SummaryStore,
         summarizer: Summarizer,
         tokenizer: Tokenizer,
         *,

@@ -15,7 +15,7 @@ from importlib import resources
 from typing import Protocol, runtime_checkable
 
 from memory.blocks import neutralize
-from memory.fold.facts import Fact, dedupe, extract_facts, missing_facts
+from memory.facts import Fact, dedupe, extract_facts, missing_facts
 from memory.fold.guard import KEY_FACTS_HEADING, GuardResult, guard_summary
 from memory.fold.keyfacts import salient_facts
 from memory.tokens import Tokenizer

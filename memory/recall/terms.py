@@ -4,9 +4,11 @@ Pure functions. The same `terms` feed the index (each exchange) and the query (t
 message), so both sides always agree on what a word becomes:
 
 - case and accents are folded (`Migré` → `migre`);
-- function words of Spanish and English are dropped (`words.py`);
+- function words of Spanish and English are dropped (`memory.text.stopwords`,
+  `RECALL_STOP_WORDS`);
 - a light suffix stemmer makes inflections meet (`migré`, `migración`, `migrar` → `migr`;
-  `charged`, `charges`, `charging` → `charg`), capped at `STEM_MAX` characters;
+  `charged`, `charges`, `charging` → `charg`), capped at 7 characters
+  (`memory.text.stem`, `RECALL_STEMMER`);
 - a hard token (anything with a digit or an `@`: an order id, an IP, a date, an amount,
   an email) is kept whole, separators as `_` (`10.0.0.5` → `10_0_0_5`), and its long
   digit runs are kept too, so `order-731` is found by "el pedido 731".
@@ -15,15 +17,14 @@ message), so both sides always agree on what a word becomes:
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memory.accents import strip_marks
-from memory.fold.facts import extract_facts
-from memory.recall.words import FUNCTION_WORDS
+from memory.facts import extract_facts
+from memory.text.fold import fold
+from memory.text.stem import RECALL_STEMMER
+from memory.text.stopwords import RECALL_STOP_WORDS
 
-STEM_MAX = 7
 MIN_WORD = 3  # shorter words carry no topic ("ip" and "ns" are kept: see _SHORT)
 HARD_WEIGHT = 4.0  # a hard fact in the message counts this many ordinary words
 FACT_WORD_WEIGHT = 2.0  # a word inside a fact the extractor found ("3 de marzo")
@@ -33,14 +34,6 @@ _WORD = re.compile(r"[^\W_]+")
 _SEPARATORS = re.compile(r"[^0-9a-z]+")
 _DIGITS = re.compile(r"\d{3,}")
 _EMAIL = re.compile(r"[^\W_]@[^\W_]")
-# Longest first; a suffix is stripped only when at least three letters stay before it.
-_SUFFIX_WORDS = """
-aciones acion iciones icion amientos amiento imientos imiento mente ables able ibles
-ible istas ista ando iendo aron ieron aban abas aba iamos ian ias ia ados adas ado ada
-idos idas ido ida emos amos imos ais eis aste iste ara era ira ar er ir es as os ed ing
-ings ions ion ers er ies ly s a e o i
-"""
-_SUFFIXES = tuple(sorted(_SUFFIX_WORDS.split(), key=len, reverse=True))
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,19 +46,10 @@ class QueryTerm:
     hard: bool = False
 
 
-def fold(text: str) -> str:
-    """Lowercase without accents: `Migración` → `migracion`."""
-    return strip_marks(unicodedata.normalize("NFKD", text.lower()))
-
-
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A light Spanish/English stem of a folded word (see the module docstring)."""
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= MIN_WORD:
-            word = word[: -len(suffix)]
-            break
-    return word[:STEM_MAX]
+    return RECALL_STEMMER(word)
 
 
 def _is_hard(token: str) -> bool:
@@ -82,10 +66,10 @@ def _hard(token: str) -> list[str]:
 def _words(token: str) -> list[str]:
     out = []
     for word in _WORD.findall(token):
-        if word in FUNCTION_WORDS or (len(word) < MIN_WORD and word not in _SHORT):
+        if word in RECALL_STOP_WORDS or (len(word) < MIN_WORD and word not in _SHORT):
             continue
         stemmed = stem(word)
-        if stemmed not in FUNCTION_WORDS:  # "thata" stems to "that": still nothing to search
+        if stemmed not in RECALL_STOP_WORDS:  # "thata" stems to "that": still nothing to search
             out.append(stemmed)
     return out
 

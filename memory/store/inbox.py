@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, Protocol
 
@@ -48,16 +46,6 @@ class DoneMarks:
         await asyncio.gather(*self._running.values(), return_exceptions=True)
 
 
-@dataclass(frozen=True, slots=True)
-class Claim:
-    """What `claim_turn` hands its holder: the chat's entries to run now, oldest first,
-    and whether turn states read before the claim still hold (`exclusive`: no other
-    process writes this chat, so a state read with the intake is current)."""
-
-    entries: tuple[InboxEntry, ...]
-    exclusive: bool
-
-
 class DeliveryInbox(Protocol):
     async def inbox_add(
         self, key: str, external_id: str, user: str, kind: str, text: str, at: datetime
@@ -91,14 +79,6 @@ class DeliveryInbox(Protocol):
 
     async def inbox_settled(self) -> None:
         """Wait until every `inbox_delivered` so far is durable."""
-        ...
-
-    def claim_turn(self, entry: InboxEntry) -> AbstractAsyncContextManager[Claim]:
-        """Hold `entry`'s chat while its turn runs, against every other process on this
-        store, and yield what to run: the chat's pending entries up to `entry` in arrival
-        order (an earlier one a dead worker left behind comes first; one another worker
-        ran is not among them). A one-process store yields `entry` alone: its chat queue
-        already orders the chat."""
         ...
 
     async def inbox_prune(self, before: datetime) -> int:

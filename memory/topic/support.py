@@ -17,7 +17,7 @@ from datetime import timedelta
 from functools import lru_cache
 from typing import Literal
 
-from memory.fold.facts import extract_facts
+from memory.facts import facts_of
 from memory.topic.context import TopicContext
 from memory.topic.cues import BACK_REFERENCES, CLOSURE, CONTRAST
 from memory.topic.text import phrase_hits, sentences, term_set, words
@@ -177,7 +177,7 @@ def closes_then_moves_on(message: str) -> bool:
 
 @lru_cache(maxsize=4096)
 def fact_values(text: str) -> frozenset[str]:
-    return frozenset(f.value.casefold() for f in extract_facts(text) if f.kind != "time")
+    return frozenset(f.value.casefold() for f in facts_of(text) if f.kind != "time")
 
 
 def _episode_values(texts: tuple[str, ...]) -> frozenset[str]:

@@ -1,17 +1,19 @@
 """Text helpers for topic detection, Spanish and English: terms, light stems, cue phrases.
 
 Pure functions over strings. Everything is compared accent-free and lower-case, so the
-word lists below are written that way too.
+word lists below are written that way too. Folding, the stemmer and the stop words are
+`memory.text`'s, with the topic's configuration (`TOPIC_STEMMER`, `TOPIC_STOP_WORDS`).
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 
-from memory.accents import strip_marks
+from memory.text.fold import fold as fold_text
+from memory.text.stem import TOPIC_STEMMER
+from memory.text.stopwords import TOPIC_STOP_WORDS
 
 # A token starts with a letter, digit, `#`, `$` or `€`, may hold `_ - . / @` inside and ends
 # on anything but `_ - . /` (`order-731.` is `order-731`). Possessive, since the classes do
@@ -32,73 +34,11 @@ _NEGATORS = _split(
     "todavia still"
 )
 
-STOPWORDS = _split(
-    """
-    a about above after again all also am an and any anyone anything are aren as at be
-    because been before being below between both but by can could did do does doing done
-    don down during each else even ever every few for from further get gets getting got
-    had has have having he her here hers him his how i if in into is it its itself just
-    let like me more most much my myself no nor not now of off oh ok okay on once one only
-    or other our ours out over own really same say said see she should so some something
-    such than that thats the their theirs them then there these they thing things think
-    this those though through to too under until up us very want was way we well were what
-    when where which while who whom why will with would yeah yes yet you your yours
-    yourself im ive id ill youre dont doesnt didnt isnt wasnt cant wont lol haha hi hello
-    hey thanks thank please sure great good nice cool wow awesome fun love lot lots know
-    go going make makes made try tried trying still going need new time today day right
-    back sorry well also kind sounds sound fine bit pretty always never maybe much many
-    s t m re ve ll d
-    al algo algun alguna alguno algunos ante antes aqui asi aun aunque bien cada como con
-    contra cual cuales cuando de del desde donde dos el ella ellas ellos en entre era eres
-    es esa esas ese eso esos esta estaba estado estamos estan estar estas este esto estos
-    estoy fue fueron ha habia han has hay hace hacer hasta he la las le les lo los mas me
-    mi mis mucho muy nada ni no nos nosotros nuestra nuestro o otra otro para pero poco por
-    porque pues que quien se sea ser si sido sin sobre solo son su sus tambien tan tanto te
-    tener tengo ti tiene tienen todo todos tu tus un una uno unos usted ustedes ya yo
-    hola gracias favor vale bueno buena claro dale ok listo perfecto entonces ahora hoy
-    hate enjoy enjoys favorite favourite prefer glad understand appreciate interesting
-    wonderful weird funny bad best better real ready use used usually whatever may ask
-    asked told tell definitely certain super far long big little high kind true sure
-    exactly totally probably actually already lately recently every someone somebody
-    people person guess mean means feel feeling hear heard seems seem look looks fine
-    amazing excellent perfect ok alright thing stuff lot bye
-    genial excelente claro seguro creo parece siento entiendo igual mismo misma cosa
-    cosas gente mejor peor grande poco mucha muchas muchos tal vez quizas verdad
-    sigue sigo seguir todavia otra vez puedo puede pueden quiero quisiera queria necesito
-    """
-)
-
-_SUFFIXES = (
-    "aciones",
-    "iciones",
-    "amente",
-    "imiento",
-    "ation",
-    "ciones",
-    "mente",
-    "ando",
-    "iendo",
-    "ings",
-    "ing",
-    "edly",
-    "ness",
-    "ed",
-    "es",
-    "os",
-    "as",
-    "ly",
-    "s",
-)
-_STEM_CAP = 6
-
 
 @lru_cache(maxsize=_TEXT_CACHE)
 def fold(text: str) -> str:
     """Lower-case, accent-free, apostrophes removed; punctuation kept."""
-    if text.isascii():  # nothing for NFKD to split, no marks, no typographic apostrophe
-        return text.lower().replace("'", "")
-    plain = strip_marks(unicodedata.normalize("NFKD", text.lower()))
-    return plain.replace("'", "").replace("’", "")
+    return fold_text(text, apostrophes=False)
 
 
 @lru_cache(maxsize=_TEXT_CACHE)
@@ -115,19 +55,6 @@ def term_set(text: str) -> frozenset[str]:
     return frozenset(terms(text))
 
 
-def stem(word: str) -> str:
-    """A light stem: one common ES/EN suffix off, then a prefix cap; codes stay whole."""
-    if any(ch.isdigit() for ch in word):
-        return word
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)]
-            break
-    if len(word) >= 4 and word[-1] in "aeo":
-        word = word[:-1]
-    return word[:_STEM_CAP]
-
-
 @lru_cache(maxsize=_TEXT_CACHE)
 def terms(text: str) -> tuple[str, ...]:
     """Stemmed content words of `text`, in order, repeats kept."""
@@ -138,13 +65,13 @@ def terms(text: str) -> tuple[str, ...]:
 def _term(word: str) -> str | None:
     """The stem of a content word, None for a stopword. Cached per word: a new text is
     mostly words seen before, and stemming each again was most of `terms`."""
-    return None if _is_stopword(word) else stem(word)
+    return None if _is_stopword(word) else TOPIC_STEMMER(word)
 
 
 def _is_stopword(word: str) -> bool:
     if len(word) < 3 and not any(c.isdigit() for c in word):
         return True
-    return word in STOPWORDS or (word.endswith("s") and word[:-1] in STOPWORDS)
+    return word in TOPIC_STOP_WORDS or (word.endswith("s") and word[:-1] in TOPIC_STOP_WORDS)
 
 
 def sentences(text: str) -> list[str]:

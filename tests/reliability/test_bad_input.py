@@ -268,7 +268,7 @@ async def telegram_rig(tmp: Path) -> AsyncIterator[tuple[App, Probe]]:
     secret = "probe-secret"
     hooks = {"telegram_webhook_url": "https://bot.test/hook", "telegram_webhook_secret": secret}
     async with telegram_bot(tmp / "tg.db", **hooks) as h:
-        http = build_http_app(h.app, telegram=h.channel)
+        http = build_http_app(h.app.store.ping, telegram=h.channel)
         async with httpx.AsyncClient(
             transport=httpx.ASGITransport(app=http), base_url="http://ventana"
         ) as client:

@@ -85,7 +85,8 @@ async def telegram_bot(
     )
     request, updates_request = requests_for(fake)
     channel = TelegramChannel(
-        app,
+        app.handler,
+        app.settings,
         request=request,
         get_updates_request=updates_request,
         poll_timeout=1,

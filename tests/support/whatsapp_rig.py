@@ -22,8 +22,10 @@ class WhatsAppRig:
     def __init__(self, app: App, graph: FakeGraph) -> None:
         self.app = app
         self.sleeps: list[float] = []
-        self.channel = WhatsAppChannel(app, http_client=graph.client, sleep=self._sleep)
-        transport = httpx.ASGITransport(app=build_http_app(app, whatsapp=self.channel))
+        self.channel = WhatsAppChannel(
+            app.handler, app.settings, http_client=graph.client, sleep=self._sleep
+        )
+        transport = httpx.ASGITransport(app=build_http_app(app.store.ping, whatsapp=self.channel))
         self.client = httpx.AsyncClient(transport=transport, base_url="http://ventana")
 
     @classmethod

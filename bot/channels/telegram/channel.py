@@ -32,7 +32,6 @@ from telegram.ext import Application
 from telegram.request import BaseRequest
 from telegram.warnings import PTBUserWarning
 
-from bot.app import App
 from bot.channels.telegram.admins import TelegramAdmins
 from bot.channels.telegram.convert import (
     ALLOWED_UPDATES,
@@ -44,6 +43,8 @@ from bot.channels.telegram.convert import (
 )
 from bot.channels.telegram.menu import set_commands
 from bot.channels.telegram.outbox import TelegramOutbox
+from bot.conversation.handler import ConversationHandler
+from config.settings import Settings
 
 log = structlog.get_logger(__name__)
 
@@ -60,7 +61,8 @@ class TelegramChannel:
 
     def __init__(
         self,
-        app: App,
+        handler: ConversationHandler,
+        settings: Settings,
         *,
         request: BaseRequest | None = None,
         get_updates_request: BaseRequest | None = None,
@@ -68,7 +70,6 @@ class TelegramChannel:
         retry_delay: float = 1.0,
         drain_timeout: float = 10.0,
     ) -> None:
-        settings = app.settings
         if settings.telegram_bot_token is None:
             raise ValueError("TELEGRAM_BOT_TOKEN is not set")
         builder = (
@@ -81,7 +82,8 @@ class TelegramChannel:
             builder = builder.request(request)
         if get_updates_request is not None:
             builder = builder.get_updates_request(get_updates_request)
-        self.app = app
+        self.handler = handler
+        self.settings = settings
         self.application = builder.build()
         self.outbox = TelegramOutbox(self.application.bot, streaming=settings.streaming == "on")
         self.poll_timeout = poll_timeout
@@ -93,7 +95,7 @@ class TelegramChannel:
 
     @property
     def webhook_mode(self) -> bool:
-        return bool(self.app.settings.telegram_webhook_url)
+        return bool(self.settings.telegram_webhook_url)
 
     async def start(self) -> None:
         """Log in (getMe), register commands, recover the inbox, then poll or set the webhook."""
@@ -105,10 +107,9 @@ class TelegramChannel:
             ) from None
         bot = self.application.bot
         self.me = BotIdentity(bot.id, bot.username)
-        self.app.handler.register(CHANNEL, self.outbox)
-        self.app.handler.commands.admins[CHANNEL] = TelegramAdmins(bot)
-        await set_commands(self.application.bot, self.app.settings)
-        await self.app.handler.recover(CHANNEL)
+        self.handler.register(CHANNEL, self.outbox, TelegramAdmins(bot))
+        await set_commands(self.application.bot, self.settings)
+        await self.handler.recover(CHANNEL)
         if self.webhook_mode:
             await self._reachable("setWebhook", self._set_webhook)
         else:  # getUpdates needs no webhook set
@@ -136,7 +137,7 @@ class TelegramChannel:
             self._poller = None
         try:
             # shielded: on timeout the turns go on; whoever closes the app decides their fate
-            await asyncio.wait_for(asyncio.shield(self.app.handler.drain()), self.drain_timeout)
+            await asyncio.wait_for(asyncio.shield(self.handler.drain()), self.drain_timeout)
         except TimeoutError:
             log.warning("telegram_stop_drain_timeout")
         if self.application.running:
@@ -210,7 +211,7 @@ class TelegramChannel:
         """Make `update` durable (or decide to ignore it); processing goes on in the background."""
         assert self.me is not None
         try:
-            inbound = to_inbound(update, self.me, self.app.settings.group_mode)
+            inbound = to_inbound(update, self.me, self.settings.group_mode)
         except Exception as exc:  # a malformed update must not block the ones behind it
             reason = str(exc) if isinstance(exc, Malformed) else f"unreadable ({_name(exc)})"
             await self._reject(chat_key(update), str(update.update_id), reason)
@@ -218,7 +219,7 @@ class TelegramChannel:
         if inbound is None:
             log.debug("telegram_update_ignored", update_id=update.update_id)
             return
-        future = await self.app.handler.submit(inbound)
+        future = await self.handler.submit(inbound)
         if future is not None:
             future.add_done_callback(_observe)
 
@@ -241,14 +242,14 @@ class TelegramChannel:
 
     async def _reject(self, key: str, external_id: str, reason: str) -> None:
         """Record malformed input as rejected with its reason: answered 200, never retried."""
-        fresh = await self.app.store.inbox_reject(key, external_id, reason, datetime.now(UTC))
+        fresh = await self.handler.reject(key, external_id, reason, datetime.now(UTC))
         log.warning("telegram_update_rejected", id=external_id, reason=reason, fresh=fresh)
 
     def _redact(self, exc: BaseException) -> str:
         return repr(exc).replace(self.application.bot.token, "<token>")
 
     def _secret_ok(self, header: str | None) -> bool:
-        expected = self.app.settings.telegram_webhook_secret
+        expected = self.settings.telegram_webhook_secret
         if expected is None or header is None:
             return False
         return hmac.compare_digest(header.encode(), expected.get_secret_value().encode())
@@ -273,7 +274,7 @@ class TelegramChannel:
             delay = min(delay * 2, MAX_BACKOFF_S)
 
     async def _set_webhook(self) -> None:
-        settings = self.app.settings
+        settings = self.settings
         assert settings.telegram_webhook_url is not None
         secret = settings.telegram_webhook_secret
         try:

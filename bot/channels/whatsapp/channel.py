@@ -34,7 +34,8 @@ from bot.channels.whatsapp.webhook import (
 from memory.types import SessionKey
 
 if TYPE_CHECKING:
-    from bot.app import App
+    from bot.conversation.handler import ConversationHandler
+    from config.settings import Settings
 
 __all__ = [
     "SendFailed",
@@ -55,12 +56,12 @@ class WhatsAppChannel:
 
     def __init__(
         self,
-        app: App,
+        handler: ConversationHandler,
+        settings: Settings,
         *,
         http_client: httpx.AsyncClient | None = None,
         sleep: Sleep = asyncio.sleep,
     ) -> None:
-        settings = app.settings
         secret, token = settings.whatsapp_app_secret, settings.whatsapp_access_token
         verify, phone = settings.whatsapp_verify_token, settings.whatsapp_phone_number_id
         if secret is None or token is None or verify is None or not phone:
@@ -68,7 +69,7 @@ class WhatsAppChannel:
                 "WhatsApp needs WHATSAPP_ACCESS_TOKEN, WHATSAPP_PHONE_NUMBER_ID, "
                 "WHATSAPP_APP_SECRET and WHATSAPP_VERIFY_TOKEN"
             )
-        self.app = app
+        self.handler = handler
         self.phone_number_id = phone
         self._app_secret = secret.get_secret_value().encode()
         self._verify_token = verify.get_secret_value()
@@ -83,7 +84,7 @@ class WhatsAppChannel:
         )
         self._sleep = sleep
         self._later: dict[SessionKey, LaterDelivery] = {}  # chats with a send retrying (bounded)
-        app.handler.register(CHANNEL, self)
+        handler.register(CHANNEL, self)
 
     # -- webhook ------------------------------------------------------------------------
 
@@ -118,7 +119,7 @@ class WhatsAppChannel:
         now = datetime.now(UTC)
         try:
             for item in rejected:
-                await self.app.store.inbox_reject(item.key, item.external_id, item.reason, now)
+                await self.handler.reject(item.key, item.external_id, item.reason, now)
                 log.warning("whatsapp_message_rejected", id=item.external_id, reason=item.reason)
         except Exception:
             log.exception("whatsapp_intake_failed")
@@ -134,7 +135,7 @@ class WhatsAppChannel:
             return 500
         try:
             for inbound in messages:  # in payload order: per-chat order is arrival order
-                future = await self.app.handler.submit(inbound)
+                future = await self.handler.submit(inbound)
                 if future is not None:
                     future.add_done_callback(_consume)
         except Exception:
@@ -192,7 +193,7 @@ class WhatsAppChannel:
 
     async def start(self) -> int:
         """Queue the WhatsApp inbox entries a previous run left unfinished (before intake)."""
-        return await self.app.handler.recover(CHANNEL)
+        return await self.handler.recover(CHANNEL)
 
     async def stop(self) -> None:
         """Close the Graph API client, if it is ours. Call once no turn can send any more.

@@ -1,20 +1,22 @@
 """Sending text through the WhatsApp Cloud (Graph) API over httpx.
 
-`split_text` is pure. `GraphSender` posts one message per chunk, backs off on throttling
-and transient failures with a bounded number of retries, logs and drops permanent refusals
-(131047: outside the 24-hour customer-service window) and never logs the access token.
+`split_text` is pure: the one splitter, counting characters. `GraphSender` posts one
+message per chunk, backs off on throttling and transient failures with a bounded number of
+retries, logs and drops permanent refusals (131047: outside the 24-hour customer-service
+window) and never logs the access token.
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import structlog
+
+from bot.channels.split import split_message
 
 log = structlog.get_logger(__name__)
 
@@ -24,36 +26,12 @@ OUTSIDE_WINDOW = 131047
 THROTTLE_CODES = frozenset({4, 80007, 130429, 131048, 131056})
 # A send holds its chat's queue: a hung Graph API must not hold it for long.
 SEND_TIMEOUT = httpx.Timeout(5.0, connect=3.0)
-# Best boundary first; each pattern's match ends just after the boundary.
-_BOUNDARIES = (
-    re.compile(r"\n[ \t]*\n\s*"),  # paragraph
-    re.compile(r"\n\s*"),  # line
-    re.compile(r"[.!?…。][\"'”’)\]»]*\s+"),  # sentence
-    re.compile(r"\s+"),  # word
-)
 
 
 def split_text(text: str, limit: int = MAX_CHARS) -> list[str]:
-    """Chunks of at most `limit` characters, cut at paragraph, line, sentence or word ends."""
-    rest = text.strip()
-    chunks: list[str] = []
-    while len(rest) > limit:
-        cut = _cut(rest, limit)
-        chunks.append(rest[:cut].rstrip())
-        rest = rest[cut:].lstrip()
-    if rest:
-        chunks.append(rest)
-    return chunks
-
-
-def _cut(text: str, limit: int) -> int:
-    """Where to end the next chunk: the latest good boundary not too early in the chunk."""
-    head = text[: limit + 1]
-    for pattern in _BOUNDARIES:
-        ends = [m.end() for m in pattern.finditer(head) if m.start() >= limit // 3]
-        if ends:
-            return ends[-1]
-    return limit
+    """Chunks of at most `limit` characters (WhatsApp counts characters), cut where the
+    one splitter (`bot.channels.split`) cuts: paragraph, line, sentence or word ends."""
+    return split_message(text, limit, length=len)
 
 
 class SendFailed(Exception):

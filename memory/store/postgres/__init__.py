@@ -6,8 +6,10 @@ a maintained async pool with health checks. asyncpg is faster on raw throughput,
 store is not where a turn spends its time (a model call takes seconds, a store round
 trip a fraction of a millisecond: see `bench/workers.py`), so the clearer API wins.
 
-Layout: `sql.py` holds every statement, `rows.py` maps rows to our dataclasses by column
-name, `migrations.py` the schema as named steps, `locks.py` the per-chat lock across
-workers, `store.py` the turn path and `admin.py` the operator queries, both thin over
-the SQL. Import `PostgresStore` from `memory.store.postgres.store`.
+Layout, as SQLite's (`memory/store/sqlite/`): `store.py` composes one part per port
+over the one pool (`connection.py`): `turns.py`, `summaries.py`, `episodes.py`,
+`operator.py`, `inbox.py`, `locks.py` (the per-chat lock across workers and the claim),
+`recall.py`; `sql.py` holds every statement, `rows.py` maps rows to our dataclasses by
+column name, `migrations.py` the schema as named steps. Import `PostgresStore` from
+`memory.store.postgres.store`.
 """

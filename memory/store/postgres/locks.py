@@ -35,8 +35,11 @@ import psycopg
 import structlog
 from psycopg.rows import dict_row
 
+from memory.store.locks import Claim
 from memory.store.postgres import sql
-from memory.store.postgres.rows import Row
+from memory.store.postgres.rows import Row, inbox_row
+from memory.store.states import IntakeStates
+from memory.types import InboxEntry, TurnState
 
 log = structlog.get_logger(__name__)
 
@@ -54,6 +57,16 @@ class ClaimAsk:
 
     upto: int
     resend: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Stamped:
+    """The state an intake read (`states.begin()` was `since`), with its stamp."""
+
+    stamp: str
+    since: int
+    window: int
+    state: TurnState
 
 
 @dataclass(slots=True)
@@ -259,3 +272,45 @@ class PostgresChatLocks:
     async def close(self) -> None:
         for lane in self._lanes:
             await lane.close()
+
+
+class PostgresClaims:
+    """`ChatLocks` on PostgreSQL: the part of `PostgresStore` a turn holds its chat with.
+    `stamps` are the turns part's (the state read with each intake, and its stamp): an
+    exclusive claim hands that state on to the turn (`states`), another voids it."""
+
+    def __init__(
+        self, locks: PostgresChatLocks, stamps: dict[int, Stamped], states: IntakeStates
+    ) -> None:
+        self.locks = locks
+        self.stamps = stamps
+        self.states = states
+        self.claimed: dict[int, str] = {}  # entry id → key, while its chat is held here
+
+    @asynccontextmanager
+    async def claim_turn(self, entry: InboxEntry) -> AsyncIterator[Claim]:
+        """Hold the chat against every other worker (a per-chat advisory lock) and yield
+        its pending entries up to `entry`, oldest first; `entry` itself also when it is
+        answered and being resent. One another worker ran is not among them. The claim is
+        `exclusive` (the state read with the intake still holds) when it is `entry` alone
+        and the chat's stamp has not changed since the intake."""
+        # The claim is read in the lock's round trip, after the lock is taken: its
+        # snapshot sees every earlier holder's commits (READ COMMITTED), so an entry run
+        # elsewhere is never run again.
+        claim = ClaimAsk(entry.id, resend=entry.status == "answered")
+        read = self.stamps.pop(entry.id, None)
+        async with self.locks.hold(entry.key, claim) as rows:
+            claimed = tuple(inbox_row(r) for r in rows)
+            alone = [e.id for e in claimed] == [entry.id]
+            current = alone and read is not None and rows[0]["c_stamp"] == read.stamp
+            if current and read is not None:
+                self.states.keep(read.since, read.window, read.state)
+            else:  # another worker wrote the chat, or an earlier entry runs first
+                self.states.void_key(entry.key)
+            for each in claimed:
+                self.claimed[each.id] = entry.key
+            try:
+                yield Claim(claimed, exclusive=current)
+            finally:
+                for each in claimed:
+                    self.claimed.pop(each.id, None)

@@ -16,7 +16,6 @@ import structlog
 
 from memory.store.postgres import recall
 from memory.store.postgres.sql import INTAKE_FUNCTION
-from memory.store.postgres.usage import USAGE_TABLE
 
 log = structlog.get_logger(__name__)
 Conn = psycopg.AsyncConnection[Any]
@@ -24,6 +23,30 @@ Migration = Callable[[Conn], Awaitable[None]]
 
 # The advisory lock key of migrations (the per-chat locks use another class id).
 MIGRATION_LOCK = 0x76656E74  # "vent"
+# Provider-reported usage of every chat call and fold, written by the statement that
+# stores the exchange (`sql.RECORD_EXCHANGE`) or the summary version (`sql.SUMMARY_INSERT`),
+# so usage and what it paid for commit together. Rows hang off the session, so forget
+# erases them with it; a fold's row goes with its summary version (an undo drops both).
+# `exchange_id` names the exchange without a foreign key: exchanges are only ever deleted
+# with their session, which takes the row too, and a key would cost an index and a check
+# on every turn.
+USAGE_TABLE = """
+CREATE TABLE usage (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    session_id BIGINT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    purpose TEXT NOT NULL,
+    model TEXT NOT NULL,
+    input_tokens INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0,
+    cached_tokens INTEGER NOT NULL DEFAULT 0,
+    exchange_id BIGINT,
+    summary_id BIGINT REFERENCES summaries(id) ON DELETE CASCADE,
+    created_at TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX usage_by_session ON usage(session_id, created_at);
+CREATE INDEX usage_by_time ON usage(created_at);
+CREATE INDEX usage_by_summary ON usage(summary_id) WHERE summary_id IS NOT NULL;
+"""
 
 _TABLES = """
 CREATE TABLE sessions (
@@ -151,7 +174,7 @@ async def _recall_index(conn: Conn) -> None:
 
 
 async def _usage(conn: Conn) -> None:
-    """Provider-reported usage of each chat call and fold (`usage.py`)."""
+    """Provider-reported usage of each chat call and fold (`USAGE_TABLE`)."""
     await conn.execute(USAGE_TABLE)
 
 

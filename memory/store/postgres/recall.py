@@ -39,11 +39,11 @@ from psycopg.rows import dict_row
 from memory.recall.port import RecallQuery
 from memory.recall.rank import Candidate, Hit, idf, rank, searchable
 from memory.recall.terms import QueryTerm, terms
-from memory.store.conversation import NewExchange
+from memory.store.turns import NewExchange
 from memory.types import Exchange
 
 if TYPE_CHECKING:
-    from psycopg_pool import AsyncConnectionPool
+    from memory.store.postgres.connection import PostgresDatabase
 
 log = structlog.get_logger(__name__)
 Conn = psycopg.AsyncConnection[Any]
@@ -223,11 +223,11 @@ async def migrate(conn: Conn) -> None:
     await conn.execute(GIN)
 
 
-class PostgresRecallIndex:
-    """`RecallIndex` for `PostgresStore`, which provides the pool."""
+class PostgresRecall:
+    """`RecallIndex` on PostgreSQL: the recall part of `PostgresStore`."""
 
-    if TYPE_CHECKING:
-        _pool: AsyncConnectionPool[Any]
+    def __init__(self, db: PostgresDatabase) -> None:
+        self.db = db
 
     async def recall(self, query: RecallQuery) -> list[Hit]:
         """The ranked hits of `query` in the episode's exchanges with `id < before`: the
@@ -235,7 +235,7 @@ class PostgresRecallIndex:
         session_id = query.session_id
         if not query.terms or query.limit <= 0:
             return []
-        async with self._pool.connection() as conn:
+        async with self.db.connection() as conn:
             docs, df = await key_stats(conn, session_id, query.terms)
             wanted = searchable(query.terms, df, docs)
             if not wanted:
@@ -248,7 +248,7 @@ class PostgresRecallIndex:
 
     async def recall_index_size(self, key: str) -> tuple[int, int]:
         """(indexed exchanges of `key`, bytes of the recall table and its GIN index)."""
-        async with self._pool.connection() as conn:
+        async with self.db.connection() as conn:
             cur = await conn.cursor(row_factory=dict_row).execute(SIZE, (key,))
             row = await cur.fetchone()
         return (int(row["indexed"]), int(row["bytes"])) if row else (0, 0)

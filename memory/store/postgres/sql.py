@@ -207,7 +207,7 @@ EXCHANGE_WITH = {
         "UPDATE inbox SET status = 'answered', replies = COALESCE(%(replies)s, replies),"
         " attempts = attempts + 1, updated_at = %(at)s WHERE id = %(inbox)s"
     ),
-    # The chat call's usage, when the provider reported some (`usage.py`).
+    # The chat call's usage, when the provider reported some (`migrations.USAGE_TABLE`).
     "used": (
         "INSERT INTO usage (session_id, purpose, model, input_tokens, output_tokens,"
         " cached_tokens, exchange_id, created_at) SELECT %(session)s, 'chat',"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
@@ -83,11 +83,15 @@ async def _on_thread(db: aiosqlite.Connection, fn: Callable[[sqlite3.Connection]
 
 
 class GroupCommitWriter:
-    """The connections and the write queue. `SQLiteStore` builds its methods on
-    `_atomic` (a write, durable when it returns), `_lazy` (a write that rides with the
-    next one), `_exclusive` (writer work outside a transaction) and `_read`."""
+    """The connections and the write queue, shared by every part of `SQLiteStore`: each
+    builds its methods on `atomic` (a write, durable when it returns), `lazy` (a write
+    that rides with the next one), `exclusive` (writer work outside a transaction) and
+    `read`."""
 
     def __init__(self, writer: aiosqlite.Connection, reader: aiosqlite.Connection) -> None:
+        # Called when a batch finds another connection committed since the last one
+        # (SQLite's `data_version`): the store drops what it keeps of the database.
+        self.on_foreign_commit: Callable[[], None] = lambda: None
         self._w = writer
         self._r = reader
         self._lock = asyncio.Lock()  # held while a batch (or exclusive work) is on the writer
@@ -98,13 +102,35 @@ class GroupCommitWriter:
         self._checkpointing: asyncio.Task[None] | None = None
         self._since_checkpoint = 0  # batches committed since the last checkpoint
         self.checkpoints = 0
-        self._erasures = 0  # deletes whose WAL copies must go (see `_wipe_soon`)
+        self._erasures = 0  # deletes whose WAL copies must go (see `wipe_soon`)
         self._wiping: asyncio.Task[None] | None = None  # retries while a reader holds on
         self._data_version: int | None = None  # SQLite's, as the last batch saw it
 
-    def _foreign_commit(self) -> None:
-        """Called when a batch finds another connection committed since the last one
-        (SQLite's `data_version`): a subclass drops what it keeps of the database."""
+    @property
+    def reader(self) -> aiosqlite.Connection:
+        """The reader connection, for a read that is one statement."""
+        return self._r
+
+    @classmethod
+    async def open(
+        cls,
+        target: str,
+        busy_timeout_ms: int,
+        sync: Sync,
+        prepare: Callable[[GroupCommitWriter], Awaitable[None]],
+    ) -> GroupCommitWriter:
+        """A file gets a writer, a reader and a checkpoint connection (WAL lets them
+        overlap), opened after `prepare` (migrations) ran on the writer alone.
+        `":memory:"` gets one connection for all: a shared-cache in-memory database
+        would take table locks that ignore the busy timeout."""
+        writer = await connect(target, busy_timeout_ms, sync)
+        db = cls(writer, writer)
+        await prepare(db)
+        if target != ":memory:":
+            db._r = await connect(target, busy_timeout_ms, sync)
+            db._c = await connect(target, busy_timeout_ms, sync)
+            await writer.execute(f"PRAGMA wal_autocheckpoint = {WAL_SAFETY_PAGES}")
+        return db
 
     async def close(self) -> None:
         """Commit what is queued, then close every connection. A cancel meanwhile (Ctrl-C
@@ -129,17 +155,17 @@ class GroupCommitWriter:
                 await self._r.close()
             await self._w.close()
 
-    async def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """`fn` on the reader's thread, all its queries in one round trip."""
         return await _on_thread(self._r, fn)
 
-    async def _exclusive(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    async def exclusive(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """`fn` on the writer's thread with no batch running and no transaction open
         (a WAL checkpoint, a migration that opens its own)."""
         async with self._lock:
             return await _on_thread(self._w, fn)
 
-    async def _atomic(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    async def atomic(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """`fn` as its own atomic unit of work on the writer, durable when this returns.
 
         Writes that arrive while another batch is on the writer's thread are committed
@@ -150,7 +176,7 @@ class GroupCommitWriter:
         future: asyncio.Future[T] = self._enqueue(fn)
         return await future
 
-    def _lazy(self, fn: Write) -> asyncio.Future[None]:
+    def lazy(self, fn: Write) -> asyncio.Future[None]:
         """Queue `fn` without starting a batch: it rides with the next write queued, or
         is committed on its own `_MARK_DELAY_S` later, whichever comes first; in order
         before anything queued after it, and before the store closes."""
@@ -196,7 +222,7 @@ class GroupCommitWriter:
                     raise
                 if version != self._data_version:
                     if self._data_version is not None:
-                        self._foreign_commit()
+                        self.on_foreign_commit()
                     self._data_version = version
                 _settle(batch, results)
                 self._checkpoint_soon()
@@ -249,7 +275,7 @@ class GroupCommitWriter:
 
     # -- erasure: no byte left in the WAL -----------------------------------------------
 
-    async def _wipe_soon(self) -> None:
+    async def wipe_soon(self) -> None:
         """After a delete that must leave no byte behind: a TRUNCATE checkpoint that waits
         for nobody (the writer is never held up); while a reader's old snapshot prevents
         it, retries with backoff in the background until it succeeds."""

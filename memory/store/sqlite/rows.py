@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from memory.store.conversation import SessionInfo
+from memory.store.operator import SessionInfo
 from memory.types import Episode, Exchange, InboxEntry, SummaryVersion
 
 EXCHANGE_COLS = (
@@ -59,6 +59,26 @@ INBOX_COLS = (
     "status",
     "replies",
 )
+
+USAGE_COLS = (
+    "session_id, purpose, model, input_tokens, output_tokens, cached_tokens,"
+    " exchange_id, summary_id, created_at"
+)
+
+
+def iso(at: datetime) -> str:
+    return at.astimezone(UTC).isoformat()
+
+
+def one(db: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> Any:
+    """The first row or None, with the statement run to its end: a statement left
+    mid-step keeps its read snapshot open and makes COMMIT fail."""
+    rows = db.execute(sql, params).fetchall()
+    return rows[0] if rows else None
+
+
+def debug_users(stored: str | None) -> frozenset[str]:
+    return frozenset(json.loads(stored)) if stored else frozenset()
 
 
 def columns(cols: tuple[str, ...], table: str = "", prefix: str = "") -> str:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import httpx
 import pytest
 
-from bot.app import App
 from bot.channels.http import MAX_BODY, build_http_app
 from tests.support.fakes import ScriptedChatModel, respuesta
 from tests.support.whatsapp import FakeGraph
@@ -35,10 +34,6 @@ class DeadStore:
         raise OSError("database is locked")
 
 
-class FakeApp:
-    store = DeadStore()
-
-
 def client_for(app: Any) -> httpx.AsyncClient:
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://ventana")
 
@@ -55,14 +50,14 @@ async def rig(tmp_path: Path) -> AsyncIterator[WhatsAppRig]:
 
 async def test_healthz_fails_when_the_database_does_not_answer() -> None:
     """503 with ok false when ping raises."""
-    async with client_for(build_http_app(cast(App, FakeApp()))) as client:
+    async with client_for(build_http_app(DeadStore().ping)) as client:
         response = await client.get("/healthz")
     assert (response.status_code, response.json()) == (503, {"ok": False})
 
 
 async def test_only_configured_channels_have_routes(rig: WhatsAppRig) -> None:
     """Without channels only /healthz exists."""
-    async with client_for(build_http_app(rig.app)) as client:
+    async with client_for(build_http_app(rig.app.store.ping)) as client:
         assert (await client.get("/healthz")).status_code == 200
         assert (await client.post("/whatsapp/webhook", content=b"{}")).status_code == 404
         assert (await client.post("/telegram/webhook", content=b"{}")).status_code == 404
@@ -71,7 +66,7 @@ async def test_only_configured_channels_have_routes(rig: WhatsAppRig) -> None:
 async def test_telegram_route_passes_body_and_secret(rig: WhatsAppRig) -> None:
     """The raw body and the secret-token header reach the channel; its status comes back."""
     telegram = FakeTelegram(status=403)
-    http = build_http_app(rig.app, telegram=telegram)
+    http = build_http_app(rig.app.store.ping, telegram=telegram)
     async with client_for(http) as client:
         response = await client.post(
             "/telegram/webhook",
@@ -85,7 +80,7 @@ async def test_telegram_route_passes_body_and_secret(rig: WhatsAppRig) -> None:
 async def test_oversized_bodies_are_refused(rig: WhatsAppRig) -> None:
     """More than 1 MiB is refused with 413 before any check or parsing."""
     telegram = FakeTelegram()
-    http = build_http_app(rig.app, whatsapp=rig.channel, telegram=telegram)
+    http = build_http_app(rig.app.store.ping, whatsapp=rig.channel, telegram=telegram)
     big = b"x" * (MAX_BODY + 1)
     async with client_for(http) as client:
         assert (await client.post("/whatsapp/webhook", content=big)).status_code == 413

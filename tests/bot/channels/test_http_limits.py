@@ -73,11 +73,11 @@ async def server(
     app = await App.build(
         settings, chat_model=ScriptedChatModel(reply=respuesta), summary_model=OfflineChatModel()
     )
-    channel = WhatsAppChannel(app, http_client=graph.client)
+    channel = WhatsAppChannel(app.handler, settings, http_client=graph.client)
     caplog.set_level(logging.WARNING)
     try:
         with structlog.testing.capture_logs() as logs:
-            async with serving(build_http_app(app, whatsapp=channel), settings):
+            async with serving(build_http_app(app.store.ping, whatsapp=channel), settings):
                 yield Server(settings.http_port, logs)
                 async with httpx.AsyncClient(trust_env=False) as client:  # still healthy
                     health = await client.get(f"http://127.0.0.1:{settings.http_port}/healthz")

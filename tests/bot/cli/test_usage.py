@@ -12,9 +12,9 @@ import pytest
 
 from bot.cli.main import build_parser
 from config.settings import load_settings
-from memory.store.conversation import NewExchange
 from memory.store.postgres.store import PostgresStore
 from memory.store.sqlite.store import SQLiteStore
+from memory.store.turns import NewExchange
 from providers.base import Usage
 from tests.support.postgres import postgres_server, postgres_url
 

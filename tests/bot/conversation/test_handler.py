@@ -9,9 +9,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from bot.channels.console import run_console
 from bot.conversation.texts import t
+from memory.store.sqlite import turns as sqlite_turns
 from memory.types import SessionKey
 from providers.base import ChatRequest
 from providers.offline import OfflineChatModel
@@ -80,21 +82,21 @@ async def test_redelivery_while_the_done_mark_is_uncommitted_is_not_sent_again(
     class Outbox:
         async def send(self, key: SessionKey, texts: Sequence[str]) -> None:
             sent.extend(texts)
-            await app.store._lock.acquire()  # the writer is busy: the mark must wait
+            await app.store.db._lock.acquire()  # the writer is busy: the mark must wait
 
         def working(self, key: SessionKey) -> contextlib.AbstractAsyncContextManager[None]:
             return contextlib.nullcontext()
 
     app.handler.register("console", Outbox())
     await app.handler.handle(inbound("console:m", "hola", ext="once"))
-    rows = await app.store._r.execute_fetchall(
+    rows = await app.store.db._r.execute_fetchall(
         "SELECT status FROM inbox WHERE external_id = 'once'"
     )
     assert [row["status"] for row in rows] == ["answered"]  # the done mark is uncommitted
     # What a redelivery does once its intake finds the entry already in the inbox:
     again = await app.handler._redelivered(inbound("console:m", "hola", ext="once"))
     assert again is None
-    app.store._lock.release()
+    app.store.db._lock.release()
     await app.handler.drain()
     for _ in range(100):
         entry = await app.store.inbox_get("console:m", "once")
@@ -116,13 +118,13 @@ async def test_shutdown_cancelled_partway_still_commits_and_closes(
     db = tmp_path / "shutdown.db"
     app = await make_app(db=db)
     await app.handler.handle(inbound("console:z", "hola", ext="z1"))
-    assert app.store._queued, "the done mark waits for a write to ride with"
+    assert app.store.db._queued, "the done mark waits for a write to ride with"
     closing = asyncio.create_task(app.aclose())
     await asyncio.sleep(0)  # aclose is under way, waiting on the batch
     closing.cancel()
     await asyncio.gather(closing, return_exceptions=True)
-    assert app.store._w._connection is None, "the writer must be closed"
-    assert app.store._r._connection is None, "the reader must be closed"
+    assert app.store.db._w._connection is None, "the writer must be closed"
+    assert app.store.db._r._connection is None, "the reader must be closed"
     again = await make_app(db=db)
     entry = await again.store.inbox_get("console:z", "z1")
     assert entry is not None
@@ -156,13 +158,21 @@ async def test_console_conversation_survives_restart(make_app: MakeApp, tmp_path
     db = tmp_path / "console.db"
     app = await make_app(db=db)
     out = io.StringIO()
-    status = await run_console(app, "ana", src=io.StringIO("Mi pedido es #A-77\n/quit\n"), out=out)
+    status = await run_console(
+        app.handler, app.settings, "ana", src=io.StringIO("Mi pedido es #A-77\n/quit\n"), out=out
+    )
     assert status == 0
     assert "bot>" in out.getvalue()
     await app.aclose()
     model = ScriptedChatModel()
     again = await make_app(model, db=db)
-    await run_console(again, "ana", src=io.StringIO("¿Cuál era mi pedido?\n"), out=io.StringIO())
+    await run_console(
+        again.handler,
+        again.settings,
+        "ana",
+        src=io.StringIO("¿Cuál era mi pedido?\n"),
+        out=io.StringIO(),
+    )
     sent = " ".join(m.content for m in model.requests[-1].messages)
     assert "#A-77" in sent
 
@@ -285,13 +295,14 @@ async def test_state_read_at_intake_is_used_only_for_an_idle_chat(make_app: Make
     model = ScriptedChatModel(on_call=on_call)
     app = await make_app(model)
     reads: list[str] = []
-    turn_state = app.store.turn_state
+    read = app.store.db.read  # the store keeps the intake's state: count its own reads
 
-    async def counting(key: str, window: int, at: datetime) -> object:
-        reads.append(key)
-        return await turn_state(key, window, at)
+    async def counting(fn: Any) -> object:
+        if getattr(fn, "func", None) is sqlite_turns.peek_state:
+            reads.append(fn.keywords["key"])
+        return await read(fn)
 
-    app.store.turn_state = counting  # type: ignore[method-assign,assignment]
+    app.store.db.read = counting  # type: ignore[attr-defined]
     # Both arrive at once: both intakes start while the chat is idle and run in one batch.
     first, second = await asyncio.gather(
         app.handler.submit(inbound("console:s", "uno")),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from bot.ops.chart import ChartError, write_chart
 from bot.ops.replay import TranscriptError, read_transcript, run_replay, write_outputs
 from config.settings import Settings
+from memory.store.sqlite.store import SQLiteStore
 from memory.tokens import count_messages, default_tokenizer
 from providers.base import Message
 from tests.bot.ops.conftest import conversation, interleave, recording_model, write_transcript
@@ -189,3 +191,28 @@ def test_chart_rejects_unknown_formats(tmp_path: Path) -> None:
     except ImportError:
         with pytest.raises(ChartError, match="pip install matplotlib"):
             write_chart({"turns": []}, tmp_path / "chart.png")
+
+
+async def test_a_reset_in_a_dated_transcript_opens_its_episode_at_transcript_time(
+    tmp_path: Path, settings: Settings
+) -> None:
+    """A `/reset` in a transcript dated 2030 opens its episode in 2030, not at today's
+    time: the whole app (episodes included) runs on the transcript's clock."""
+    lines = [
+        {"role": "user", "content": text, "ts": f"2030-05-0{day}T10:00:00+00:00"}
+        for day, text in ((1, "hola"), (2, "/reset"), (3, "otra cosa"))
+    ]
+    db = tmp_path / "replay.db"
+    report = await run_replay(
+        write_transcript(tmp_path / "t.jsonl", lines), settings, chat_model=recording_model(),
+        db=db,
+    )  # fmt: skip
+    assert [t.reset for t in report.turns] == [False, True, False]
+    store = await SQLiteStore.open(db)
+    try:
+        episodes = await store.episodes("console:default")
+    finally:
+        await store.close()
+    assert [e.started_at.year for e in episodes] == [2030, 2030]
+    assert episodes[1].started_at == datetime(2030, 5, 2, 10, 0, tzinfo=UTC)
+    assert episodes[0].closed_at == episodes[1].started_at

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from memory.facts import extract_facts, missing_facts
 from memory.fold.extractive import ExtractiveSummarizer
-from memory.fold.facts import extract_facts, missing_facts
 from memory.fold.summarizer import FoldInput, fold_text
 from memory.tokens import EstimateTokenizer
 from memory.types import Exchange

@@ -14,8 +14,9 @@ from memory.engine import MemoryEngine
 from memory.fold.service import FoldService
 from memory.fold.summarizer import FoldInput, SummaryDraft
 from memory.policy import TooLarge
-from memory.store.conversation import NewExchange, NewSummary
 from memory.store.sqlite.store import SQLiteStore
+from memory.store.summaries import NewSummary
+from memory.store.turns import NewExchange
 from providers.base import ContextTooLong
 from tests.memory.fold.fold_support import engine_over
 from tests.memory.test_engine_invariants import WordTokenizer

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory.fold.facts import Fact, extract_facts, missing_facts
+from memory.facts import Fact, extract_facts, missing_facts
 from memory.fold.guard import GuardResult, guard_summary
 from memory.tokens import default_tokenizer
 from tests.memory.fold.fold_support import (
@@ -77,7 +77,7 @@ def test_guard_output_always_fits_the_cap(body: str, values: Sequence[str], cap:
 
 def test_guard_makes_room_for_facts_of_the_lines_it_trims() -> None:
     """Trimming the body for the key facts re-sizes the room: trimmed lines' facts stay."""
-    from memory.fold.facts import Fact, extract_facts
+    from memory.facts import Fact, extract_facts
     from memory.fold.guard import guard_summary
     from memory.tokens import default_tokenizer
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from memory.fold.facts import Fact, extract_facts
+from memory.facts import Fact, extract_facts, identity_facts
 from memory.fold.guard import KEY_FACTS_SHARE, guard_summary
-from memory.fold.identity import identity_facts
 from memory.fold.keyfacts import cap_key_facts, render_fact, salient_facts
 from memory.fold.summarizer import required_facts
 from memory.types import Exchange

@@ -8,8 +8,8 @@ import random
 import pytest
 import structlog.testing
 
+from memory.facts import extract_facts
 from memory.fold.extractive import ExtractiveSummarizer
-from memory.fold.facts import extract_facts
 from memory.fold.summarizer import ModelSummarizer, Summarizer
 from memory.policy import Assembly
 from memory.tokens import default_tokenizer

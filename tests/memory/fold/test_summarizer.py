@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.fold.facts import Fact, extract_facts, missing_facts
+from memory.facts import Fact, extract_facts, missing_facts
 from memory.fold.summarizer import (
     FoldInput,
     ModelSummarizer,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.ops.debug_view import render_debug
+from bot.conversation.debug_view import render_debug
 from memory.engine import MemoryEngine
 from memory.policy import Assembly
 from memory.store import Store

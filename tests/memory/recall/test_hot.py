@@ -16,9 +16,10 @@ from bench.data.transcripts import long_support
 from memory.recall.hot import HotKeys, Indexed, KeyIndex, Load
 from memory.recall.port import RecallQuery
 from memory.recall.terms import query_terms
-from memory.store.conversation import NewEpisode, NewExchange
+from memory.store.episodes import NewEpisode
 from memory.store.sqlite import recall_index
 from memory.store.sqlite.store import SQLiteStore
+from memory.store.turns import NewExchange
 from memory.types import Exchange
 from tests.memory.recall.test_index import MARKER, T0, filler, say, search, state_of
 
@@ -46,13 +47,13 @@ async def test_a_key_is_read_once_then_searched_without_a_round_trip(
     assert len(store.hot) == 1
     state = await state_of(store, "console:a")
     reads: list[object] = []
-    real_read = store._read
+    real_read = store.db.read
 
     async def counting(fn: object) -> object:
         reads.append(fn)
         return await real_read(fn)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(store, "_read", counting)
+    monkeypatch.setattr(store.db, "read", counting)
     query = RecallQuery(state.session_id, state.episode.id, query_terms(f"router {MARKER}"))
     hits = await store.recall(query)
     assert [h.exchange.id for h in hits] == [ids[0]]
@@ -124,8 +125,8 @@ async def test_an_exchange_whose_caller_was_cancelled_is_still_found(
     task.cancel()
     release.set()
     await asyncio.gather(task, return_exceptions=True)
-    if store._committer is not None:
-        await asyncio.wait([store._committer])
+    if store.db._committer is not None:
+        await asyncio.wait([store.db._committer])
     [late] = [ex.id for ex in await store.all_exchanges("console:c") if MARKER in ex.user_text]
     assert await held(store, "console:c", f"clave {MARKER}") == [late]
     assert await search(store, "console:c", f"clave {MARKER}") == [late]
@@ -189,7 +190,7 @@ async def test_a_key_read_in_batches_with_a_write_between_them_is_exact(
     the result once, and the statistics equal a read of the whole key at once."""
     monkeypatch.setattr(recall_index, "LOAD_BATCH", 5)
     await say(store, "console:b", [f"tema {n} del router" for n in range(22)])
-    rounds, real_read = [], store._read
+    rounds, real_read = [], store.db.read
 
     async def reading(fn: object) -> object:
         if getattr(fn, "func", None) is recall_index.load_key:
@@ -198,7 +199,7 @@ async def test_a_key_read_in_batches_with_a_write_between_them_is_exact(
                 await say(store, "console:b", [f"la clave {MARKER} llega"])
         return await real_read(fn)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(store, "_read", reading)
+    monkeypatch.setattr(store.db, "read", reading)
     await held(store, "console:b", "router")
     state = await state_of(store, "console:b")
     assert len(rounds) == 6  # 23 exchanges: 5 a round, and the round that finds none
@@ -219,7 +220,7 @@ async def test_a_burst_of_first_searches_reads_few_keys_at_a_time(store: SQLiteS
     """After a restart every chat's first search misses: at most `HOLDING_AT_ONCE` keys
     are read at a time (the reader's thread serves the turns too); the others are read
     at a later search."""
-    from memory.store.sqlite.store import HOLDING_AT_ONCE
+    from memory.store.sqlite.recall import HOLDING_AT_ONCE
 
     keys = [f"console:k{n}" for n in range(6)]
     for key in keys:

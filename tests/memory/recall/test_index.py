@@ -11,9 +11,10 @@ from pathlib import Path
 
 from memory.recall.port import RecallQuery
 from memory.recall.terms import query_terms
-from memory.store.conversation import NewEpisode, NewExchange
+from memory.store.episodes import NewEpisode
 from memory.store.sqlite import recall_index
 from memory.store.sqlite.store import SQLiteStore
+from memory.store.turns import NewExchange
 from memory.types import TurnState
 from tests.memory.recall.conftest import RecallStore
 

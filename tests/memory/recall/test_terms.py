@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory.recall.terms import HARD_WEIGHT, query_terms, stem, terms
-from memory.recall.words import FUNCTION_WORDS
+from memory.text.stopwords import RECALL_STOP_WORDS
 
 
 @pytest.mark.parametrize(
@@ -87,7 +87,7 @@ def test_query_is_distinct_and_bounded() -> None:
 def test_terms_are_never_function_words(text: str) -> None:
     """No term is a function word, and every query term is a term of the message."""
     got = terms(text)
-    assert not set(got) & FUNCTION_WORDS
+    assert not set(got) & RECALL_STOP_WORDS
     assert {q.term for q in query_terms(text)} <= set(got)
 
 

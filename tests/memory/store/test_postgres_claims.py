@@ -10,8 +10,9 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 import pytest
 
-from memory.store.conversation import Intake, NewEpisode, NewExchange
+from memory.store.episodes import NewEpisode
 from memory.store.postgres.store import PostgresStore
+from memory.store.turns import Intake, NewExchange
 from memory.types import InboxEntry
 from tests.memory.store.test_postgres_workers import pair
 
@@ -76,6 +77,25 @@ async def test_a_write_by_another_worker_since_the_intake_voids_its_state(
     await change(b, "telegram:2")
     async with a.claim_turn(intake.entry) as claim:
         assert not claim.exclusive
+
+
+async def test_only_a_confirmed_intake_state_is_the_turn_state(
+    pair: tuple[PostgresStore, PostgresStore],
+) -> None:
+    """The state read with an intake reaches its turn only through an exclusive claim:
+    before the claim, or after one that found another worker's reset, it is read again."""
+    a, b = pair
+    await _record(a, "telegram:4")
+    intake = await _begin(a, "telegram:4", "m1")
+    assert intake.entry is not None
+    await _reset(b, "telegram:4")
+    async with a.claim_turn(intake.entry) as claim:
+        assert not claim.exclusive
+        state = await a.turn_state("telegram:4", 3, T0)
+    assert state is not intake.state
+    assert state == await a.peek_state("telegram:4", 3)
+    assert intake.state is not None
+    assert state.episode.id != intake.state.episode.id
 
 
 async def test_a_claim_that_runs_an_earlier_entry_first_is_not_exclusive(

@@ -11,9 +11,11 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 import pytest
 
-from memory.store.conversation import NewEpisode, NewExchange, NewSummary
+from memory.store.episodes import NewEpisode
 from memory.store.postgres.migrations import MIGRATIONS
 from memory.store.postgres.store import PostgresStore
+from memory.store.summaries import NewSummary
+from memory.store.turns import NewExchange
 from memory.types import InboxEntry
 
 T0 = datetime(2026, 7, 1, 12, 0, tzinfo=UTC)

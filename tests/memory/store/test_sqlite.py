@@ -13,9 +13,9 @@ from pathlib import Path
 import aiosqlite
 import pytest
 
-from memory.store.conversation import NewExchange
-from memory.store.sqlite.schema import MIGRATIONS
+from memory.store.sqlite.migrations import MIGRATIONS
 from memory.store.sqlite.store import SQLiteStore
+from memory.store.turns import NewExchange
 from memory.types import InboxEntry
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -40,7 +40,7 @@ async def test_migrations_recorded_and_not_reapplied(tmp_path: Path) -> None:
 async def test_wal_and_busy_timeout(tmp_path: Path) -> None:
     """The database runs in WAL mode with a busy timeout and foreign keys on."""
     store = await SQLiteStore.open(tmp_path / "w.db")
-    db = store._w
+    db = store.db._w
     async with db.execute("PRAGMA journal_mode") as cur:
         assert tuple(await cur.fetchone() or ()) == ("wal",)
     async with db.execute("PRAGMA busy_timeout") as cur:
@@ -59,7 +59,7 @@ async def test_sync_setting_reaches_every_connection(
     the checkpoint connection alike; anything else is refused before a file is opened."""
     store = await SQLiteStore.open(tmp_path / "s.db", sync=sync)  # type: ignore[arg-type]
     try:
-        for conn in (store._w, store._r, store._c):
+        for conn in (store.db._w, store.db._r, store.db._c):
             assert conn is not None
             async with conn.execute("PRAGMA synchronous") as cur:
                 assert tuple(await cur.fetchone() or ()) == (level,)
@@ -118,13 +118,13 @@ async def test_wal_is_checkpointed_in_the_background_not_by_a_commit(
     try:
         for i in range(60):  # 6 MB: past the 1,000 pages where SQLite's own would run
             await store.inbox_add("telegram:7", f"m{i}", "u", "text", "hola " * 20_000, T0)
-        if store._checkpointing is not None:
-            await store._checkpointing
+        if store.db._checkpointing is not None:
+            await store.db._checkpointing
         if every == 10:
-            assert store.checkpoints >= 1
+            assert store.db.checkpoints >= 1
             assert await _in_main_file(path, "telegram:7") >= 10
         else:
-            assert store.checkpoints == 0
+            assert store.db.checkpoints == 0
             assert await _in_main_file(path, "telegram:7") == 0
     finally:
         await store.close()
@@ -243,7 +243,7 @@ async def test_failed_write_rolls_back(tmp_path: Path) -> None:
     try:
         await _session(store, "console:r", 1)
         with pytest.raises(RuntimeError, match="boom"):
-            await store._atomic(_delete_then_fail)
+            await store.db.atomic(_delete_then_fail)
         assert len(await store.all_exchanges("console:r")) == 1
     finally:
         await store.close()
@@ -275,8 +275,8 @@ async def test_a_cancelled_caller_cannot_split_its_write(
         release.set()
         await asyncio.gather(task, return_exceptions=True)
         assert task.cancelled()
-        if store._committer is not None:  # the batch goes on without its caller
-            await asyncio.wait([store._committer])
+        if store.db._committer is not None:  # the batch goes on without its caller
+            await asyncio.wait([store.db._committer])
         stored = await store.all_exchanges("console:c")
         assert [e.user_text for e in stored] == ["u0", "u1", "late"]
         state = await store.turn_state("console:c", 5, T0)
@@ -328,7 +328,7 @@ async def test_done_mark_rides_the_next_write_or_commits_alone(
         assert b is not None
         trips.clear()
         store.inbox_delivered(a.id, at=T0)
-        marked = store._delivering[a.id]
+        marked = store._inbox.delivering[a.id]
         await asyncio.sleep(0)
         assert len(trips) == 0
         assert not marked.done()
@@ -336,12 +336,12 @@ async def test_done_mark_rides_the_next_write_or_commits_alone(
         assert marked.done()
         assert len(trips) == 1
         store.inbox_delivered(b.id, at=T0)
-        alone = store._delivering[b.id]
+        alone = store._inbox.delivering[b.id]
         delay = memory.store.sqlite.connection._MARK_DELAY_S
         await asyncio.wait_for(alone, timeout=delay + 2)
         assert len(trips) == 2
         assert [e.external_id for e in await store.inbox_unfinished()] == ["m3"]
-        rows = await store._r.execute_fetchall("SELECT status FROM inbox ORDER BY id")
+        rows = await store.db._r.execute_fetchall("SELECT status FROM inbox ORDER BY id")
         assert [row["status"] for row in rows] == ["done", "done", "pending"]
     finally:
         await store.close()
@@ -352,7 +352,7 @@ async def test_rows_are_read_by_column_name(tmp_path: Path) -> None:
     name and a new column cannot shift the others."""
     store = await SQLiteStore.open(tmp_path / "n.db")
     try:
-        for conn in (store._w, store._r, store._c):
+        for conn in (store.db._w, store.db._r, store.db._c):
             assert conn is not None
             assert conn.row_factory is sqlite3.Row
     finally:

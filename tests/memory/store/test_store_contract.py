@@ -1,5 +1,6 @@
 """The store contract: every backend must pass this suite. It talks only to the ports
-(`ConversationStore`, `DeliveryInbox`); SQLite specifics live in `test_sqlite.py`."""
+(`memory.store.Store`: `TurnStore`, `SummaryStore`, `EpisodeStore`, `OperatorQueries`,
+`DeliveryInbox`, `ChatLocks`); SQLite specifics live in `test_sqlite.py`."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 
 from memory.store import Store
-from memory.store.conversation import NewEpisode, NewExchange, NewSummary
+from memory.store.episodes import NewEpisode
+from memory.store.summaries import NewSummary
+from memory.store.turns import NewExchange
 from memory.types import InboxEntry, TopicDecision
 
 T0 = datetime(2026, 7, 1, 12, 0, tzinfo=UTC)

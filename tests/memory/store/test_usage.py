@@ -10,9 +10,11 @@ from pathlib import Path
 import psycopg
 
 from memory.store import Store
-from memory.store.conversation import NewEpisode, NewExchange, NewSummary
+from memory.store.episodes import NewEpisode
 from memory.store.postgres.store import PostgresStore
 from memory.store.sqlite.store import SQLiteStore
+from memory.store.summaries import NewSummary
+from memory.store.turns import NewExchange
 from memory.store.usage import UsageQueries
 from providers.base import Usage
 

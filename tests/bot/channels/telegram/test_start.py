@@ -58,7 +58,12 @@ async def test_an_unreachable_bot_api_at_start_is_retried_with_one_line_warnings
         return HTTPXRequest(httpx_kwargs={"transport": Unreachable(fake, 2)})
 
     channel = TelegramChannel(
-        app, request=request(), get_updates_request=request(), poll_timeout=1, retry_delay=0.01
+        app.handler,
+        app.settings,
+        request=request(),
+        get_updates_request=request(),
+        poll_timeout=1,
+        retry_delay=0.01,
     )
     try:
         with structlog.testing.capture_logs() as logs:

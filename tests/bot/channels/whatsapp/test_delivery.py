@@ -60,8 +60,8 @@ async def test_a_hung_send_does_not_hold_the_chats_next_message(tmp_path: Path) 
 
     graph, model, gate = FakeGraph([hang]), ScriptedChatModel(reply=respuesta), Gate()
     app = await App.build(make_settings(db), chat_model=model, summary_model=OfflineChatModel())
-    channel = WhatsAppChannel(app, http_client=graph.client, sleep=gate)
-    http = httpx.ASGITransport(app=build_http_app(app, whatsapp=channel))
+    channel = WhatsAppChannel(app.handler, app.settings, http_client=graph.client, sleep=gate)
+    http = httpx.ASGITransport(app=build_http_app(app.store.ping, whatsapp=channel))
     try:
         async with httpx.AsyncClient(transport=http, base_url="http://ventana") as client:
             for n, text in enumerate(("primero", "segundo")):
@@ -101,7 +101,7 @@ async def test_stopping_while_retrying_leaves_the_entry_for_the_next_start(
         chat_model=ScriptedChatModel(reply=respuesta),
         summary_model=OfflineChatModel(),
     )
-    channel = WhatsAppChannel(app, http_client=graph.client, sleep=gate)
+    channel = WhatsAppChannel(app.handler, app.settings, http_client=graph.client, sleep=gate)
     body = message(1, "hola")
     try:
         status = await channel.handle_post(body, sign(APP_SECRET.encode(), body))

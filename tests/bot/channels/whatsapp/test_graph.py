@@ -48,6 +48,12 @@ def test_short_text_is_one_chunk() -> None:
     assert len(split_text(text + "y")) == 2
 
 
+def test_whatsapp_counts_characters_not_utf16_units() -> None:
+    """4096 emoji are one WhatsApp message (Telegram, counting UTF-16 units, needs two)."""
+    assert split_text("😀" * 4096) == ["😀" * 4096]
+    assert [len(chunk) for chunk in split_text("😀" * 5000)] == [4096, 904]
+
+
 def _sender(graph: FakeGraph, sleeps: list[float]) -> GraphSender:
     async def sleep(delay: float) -> None:
         sleeps.append(delay)

@@ -1,0 +1,208 @@
+"""Fact kinds users give about themselves and their systems, Spanish and English.
+
+- ``iban``: ``ES91 2100 0418 4502 0005 1332`` (with or without spaces);
+- ``account``: the number after an account, customer, policy or contract label ("número de
+  cliente 48213", "mi cuenta es 12345678", "account number 1234-5678-9012", "póliza
+  0045-778"), bank account numbers included;
+- ``ip``: IPv4 and IPv6 addresses (checked with `ipaddress`);
+- ``host``: host and domain names (``ns1.example.net``, ``shop.example.es``) on a known
+  top-level domain: file names (``config.php``, ``informe.pdf``) are not hosts;
+- ``tracking``: parcel numbers (UPU ``RR123456789ES``, UPS ``1Z…``, or after a label);
+- ``address``: street and number ("calle Alcalá 214", "221B Baker Street");
+- ``plate``: licence plates (Spanish ``1234 ABC``; any after "matrícula"/"plate");
+- ``name`` / ``company``: what a user calls themselves ("soy Marta Ruiz", "my name is…",
+  "de la empresa Acme S.L.", "I'm calling from Acme Ltd").
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from memory.facts.rules import _Rule, _rule
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_CAP = r"[A-ZÁÉÍÓÚÑÜ]"
+_NAME_WORD = rf"{_CAP}[a-záéíóúñüàèïç]+(?:-{_CAP}[a-záéíóúñüàèïç]+)?"
+_PARTICLE = r"(?:de|del|de la|de los|y|van|von|da|di|le|la)"
+_PERSON = rf"{_NAME_WORD}(?:[ ](?:{_PARTICLE}[ ])?{_NAME_WORD}){{0,3}}"
+_ORG_WORD = r"[A-ZÁÉÍÓÚÑÜ0-9][\wáéíóúñü&'.-]*[\wáéíóúñü]|[A-Z]"
+_STREET_WORD = r"[A-ZÁÉÍÓÚÑÜ][\wáéíóúñü'.-]*"
+_LEGAL = (
+    r"S\.?L\.?U?\.?|S\.?A\.?U?\.?|S\.?Coop\.?|Ltd\.?|Limited|LLC|Inc\.?|GmbH|Corp\.?"
+    r"|Co\.|plc|PLC|SAS|S\.?C\.?|B\.?V\.?"
+)
+_ORG = rf"(?:{_ORG_WORD})(?:[ ](?:(?:de|del|y|and|&|of)[ ])?(?:{_ORG_WORD})){{0,4}}"
+# Top-level domains a host may end in. Not py, md, rs, sh, pl: file extensions first.
+_TLDS = _words(
+    """
+    com net org es io dev app info biz eu uk de fr it pt nl be ch at se no dk fi ie pl
+    mx ar cl co pe uy ve ec bo py br us ca au nz jp cn in ru cat gal eus tech cloud
+    online site store shop xyz me tv ai local lan internal int gov edu mil name pro mobi
+    travel web host email digital agency studio solutions services company
+    """
+) - {"py", "pl"}
+# Three capitals after four digits that are a currency, not a plate ("2024 USD").
+_CURRENCIES = _words(
+    """
+    USD EUR MXN GBP ARS COP CLP PEN BRL CAD AUD JPY CHF
+    """
+)
+# Capitalised words after "soy"/"I'm"/"this is" that are not a name.
+_NOT_NAMES = _words(
+    """
+    Calling Writing Having Trying Not Sorry Here Back Still Going Looking Fine Okay Ok
+    The A An From With In On At Just So Very Really Also Again Glad Happy Sure Afraid
+    Interested Cliente Usuario Socio Nuevo Nueva El La Los Las Un Una De Del Yo Muy Tan
+    Ya Aquí Otra Otro English Spanish Español Española Customer Client User Member New
+    Your Their
+    """
+)
+
+_NAME_INTRO = (
+    r"(?i:\bsoy|\bme llamo|\bmi nombre es|\bmy name is|\bmy name's|\bi am|\bi'm|\bi’m"
+    r"|\bthis is|\bnombre:|\bname:|\bles habla|\bte habla|\ba nombre de)"
+)
+_COMPANY_INTRO = (
+    r"(?i:\bempresa|\bcompañ[ií]a|\bcompany|\bcalling from|\bwriting from|\bi work (?:for|at)"
+    r"|\bwe are|\bwe're|\bsomos|\btrabajo (?:en|para)|\bon behalf of|\ben nombre de"
+    r"|\bfrom the company|\bcliente de empresa)"
+)
+_ACCOUNT_LABEL = (
+    r"(?i:\b(?:n[uú]mero|n\.?[º°o]|num\.?|c[oó]digo)\s+de\s+)?"
+    r"(?i:\b(?:cuenta(?:\s+bancaria)?|cliente|socio|abonado|p[oó]liza|contrato|customer"
+    r"|client|account|bank account|policy|contract|member(?:ship)?|suministro|cups))"
+    r"(?i:\s+(?:number|n[uú]mero|no\.?|n[º°o]\.?|id|num\.?|#))?"
+    r"(?i:\s+(?:es|is|era|was|será|would be))?"
+    r"(?i:\s+(?:el|la|the))?\s*[:#=]?\s*"
+)
+
+KIND_RULES: list[_Rule] = [
+    # Two capitals, two digits (the check digits), then groups of four.
+    _rule(
+        "iban",
+        r"\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,3})?\b",
+        r"[A-Z][A-Z]\d\d",
+    ),
+    _rule(
+        "account",
+        _ACCOUNT_LABEL + r"(\d(?:\d|[ -](?=\d)){3,30})(?![\w-])",
+        r"\d\d\d",
+        group=1,
+        starts=r"cuenta|client|socio|abonado|p[oó]liza|contra|customer|account|policy|member"
+        r"|suministro|cups",
+    ),
+    _rule(
+        "ip",
+        r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?!\.?\d)(?![\w-])",
+        r"\d\.\d",
+    ),
+    _rule(
+        "ip",
+        # a digit somewhere in it: "::A" or "ab:cd:ef" is text (and digitless texts
+        # skip the digit kinds' rules, so a full scan and a gated one agree)
+        r"(?<![\w:])(?=[0-9A-Fa-f:]*\d)(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{1,4}(?![\w:])",
+        r"[0-9A-Fa-f]?:[0-9A-Fa-f:]",
+    ),
+    _rule("tracking", r"\b[A-Z]{2}\d{9}[A-Z]{2}\b", r"\d{9}[A-Z]"),
+    _rule("tracking", r"\b1Z[0-9A-Z]{16}\b", r"1Z"),
+    _rule(
+        "tracking",
+        r"(?i:\b(?:n[uú]mero\s+de\s+)?(?:seguimiento|tracking(?:\s+number)?|localizador"
+        r"|n[uú]mero\s+de\s+env[ií]o|env[ií]o))(?i:\s+(?:es|is|el|the))*\s*[:#]?\s*"
+        r"([A-Z0-9][A-Z0-9-]{7,34}[A-Z0-9])\b",
+        r"\d\d",
+        group=1,
+        starts=r"seguimiento|tracking|localizador|env[ií]o",
+    ),
+    _rule(
+        "address",
+        r"(?i:\b(?:calle|c/|avenida|avda\.|av\.|paseo|plaza|pza\.|camino|carretera|ctra\."
+        r"|ronda|traves[ií]a|pasaje|glorieta|r[uú]a|carrer|pol[ií]gono))\s+"
+        rf"(?:(?:{_PARTICLE}|el|los|las)\s+)*{_STREET_WORD}(?:\s+(?:(?:{_PARTICLE}|el|los|las)\s+)*"
+        rf"{_STREET_WORD}){{0,4}},?\s+(?:n[º°o]\.?\s*)?\d{{1,4}}(?:\s?[A-Za-z](?!\w))?",
+        r"\d",
+        starts=r"calle|c/|av|paseo|plaza|pza|camino|carretera|ctra|ronda|traves|pasaje|glorieta"
+        r"|r[uú]a|carrer|pol[ií]gono",
+    ),
+    _rule(
+        "address",
+        r"\b\d{1,5}[A-Z]?\s+(?:[A-Z][a-z]+\s+){1,3}(?:Street|St\.?|Avenue|Ave\.?|Road|Rd\.?"
+        r"|Lane|Ln\.?|Boulevard|Blvd\.?|Drive|Dr\.?|Way|Court|Ct\.?|Place|Pl\.?|Square"
+        r"|Terrace|Close|Crescent)(?!\w)",
+        r"\d[A-Z]?\s+[A-Z]",
+    ),
+    _rule(
+        "plate",
+        r"(?i:\b(?:matr[ií]cula|placa|licen[cs]e plate|number plate|plate|registration))"
+        r"(?i:\s+(?:es|is|del coche|of the car|n[uú]mero))*\s*[:#]?\s*"
+        r"([A-Z0-9]{1,4}(?:[ -]?[A-Z0-9]{1,4}){1,3})\b",
+        r"\d",
+        group=1,
+        starts=r"matr|placa|licen|plate|registration",
+    ),
+    _rule("plate", r"(?<![\w-])\d{4}[ -]?[A-Z]{3}(?![\w-])", r"\d\d\d\d[ -]?[A-Z]"),
+    _rule(
+        "name",
+        rf"{_NAME_INTRO}\s*,?\s+({_PERSON})",
+        r"[A-ZÁÉÍÓÚÑÜ][a-z]",
+        group=1,
+        starts=r"soy|me llamo|mi nombre|my name|i am|i'm|i’m|this is|nombre:|name:|habla"
+        r"|a nombre",
+    ),
+    _rule(
+        "company",
+        rf"{_COMPANY_INTRO}\s*:?\s+({_ORG}(?:,?\s(?:{_LEGAL}))?)(?!\w)",
+        r"[A-ZÁÉÍÓÚÑÜ]",
+        group=1,
+        starts=r"empresa|compa|calling from|writing from|i work|we are|we're|somos|trabajo"
+        r"|on behalf|en nombre|from the company|cliente de empresa",
+    ),
+    _rule(
+        "host",
+        r"(?i:(?<![\w@./-])(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,24})(?![\w@-]|\.\w)",
+        r"\w\.(?i:[a-z][a-z])",
+    ),
+]
+
+DIGITLESS_KINDS = frozenset({"host", "name", "company", "address"})
+
+
+def plausible_kind(kind: str, value: str) -> bool:
+    """Checks a pattern cannot make: a real address, a known domain, a name not a word."""
+    if kind == "ip":
+        return _is_ip(value)
+    if kind == "host":
+        return value.rsplit(".", 1)[-1].lower() in _TLDS and not value[0].isdigit()
+    if kind == "plate":
+        return value[-3:] not in _CURRENCIES and any(c.isalpha() for c in value)
+    if kind == "name":
+        return value.split()[0] not in _NOT_NAMES
+    if kind == "company":
+        return value.split()[0] not in _NOT_NAMES
+    if kind == "account":
+        return sum(c.isdigit() for c in value) >= 4
+    if kind == "iban":
+        return _iban_ok(value)
+    return True
+
+
+def _is_ip(value: str) -> bool:
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _iban_ok(value: str) -> bool:
+    """ISO 13616 mod-97 check: a random code of that shape is no IBAN."""
+    code = value.replace(" ", "")
+    if not 15 <= len(code) <= 34:
+        return False
+    moved = code[4:] + code[:4]
+    digits = "".join(str(int(c, 36)) for c in moved)
+    return int(digits) % 97 == 1

@@ -1,0 +1,221 @@
+"""The fact patterns `memory.facts.extract` runs: one `_Rule` per shape of hard fact.
+
+The first rules (ids, dates, times, amounts, percentages, phones, emails, URLs,
+postcodes) come first; `memory.facts.kinds` adds the kinds users give about themselves and
+their systems (IBANs, account numbers, IPs, hosts, tracking numbers, addresses, plates,
+names and companies). Order breaks ties between overlapping matches of the same span.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+FactKind = str
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One hard fact: its kind, its value verbatim, and what the text says it is."""
+
+    kind: FactKind
+    value: str
+    label: str = field(default="", compare=False)
+
+
+# Characters that match a plain one ignoring case but do not lower to it: "İ" lowers to
+# two characters, "ı" matches "i" and "ſ" matches "s".
+_ODD_CASE = ("\u0130", "\u0131", "\u017f")
+
+
+def _lowered(text: str) -> str:
+    """`text` lowercased; "" when it holds one of `_ODD_CASE`, the only characters that
+    match an ASCII letter ignoring case but do not lower to it, or lower to two."""
+    return "" if any(char in text for char in _ODD_CASE) else text.lower()
+
+
+_NUM = r"\d{1,3}(?:[.,\u00a0\u202f]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?"
+_SYMBOL = r"US\$|MX\$|R\$|C\$|A\$|[$€£¥]"
+_CODE = (
+    r"USD|EUR|MXN|GBP|ARS|COP|CLP|PEN|BRL|CAD|AUD|JPY|CHF|UYU|BOB|VES|GTQ|CRC|DOP|PYG|HNL"
+    r"|NIO|PAB"
+)
+_WORD = (
+    r"(?i:euros?|d[oó]lares|dollars?|pesos?|libras?|pounds?|soles|bol[ií]vares|c[eé]ntimos"
+    r"|centavos|cents)"
+)
+_ES_MONTH = (
+    r"(?i:enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre"
+    r"|noviembre|diciembre)"
+)
+_EN_MONTH = (
+    r"(?:January|February|March|April|May|June|July|August|September|October|November"
+    r"|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)"
+)
+_DAY = r"(?:[12]\d|3[01]|0?[1-9])"
+_AMPM = r"(?i:[ap]\.?\s?m\.?)(?!\w)"
+_ID_WORDS = (
+    r"(?i:ticket|tiquet|invoice|factura|pedido|order|orden|caso|case|expediente|incidencia"
+    r"|reference|referencia|ref|reserva|booking|albar[aá]n|tracking|seguimiento|contrato"
+    r"|contract|p[oó]liza|policy|cuenta|account)"
+)
+
+_EN_MONTH_START = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    """One fact pattern, and `gates`: quick regexes each found in every text the pattern
+    matches in. Most texts pass few gates, and the patterns (lookbehinds, word
+    boundaries, long alternations, tried at every index) cost ~5 µs each per reply where
+    a gate costs well under 1 µs; the fastest start with a literal (a lookbehind checks
+    what came before it). `starts`, when set, finds lowered the start of every match;
+    the pattern need not be run before the first one, nor at all without one."""
+
+    kind: FactKind
+    pattern: re.Pattern[str]
+    gates: tuple[re.Pattern[str], ...]
+    group: int = 0  # the capture group holding the value
+    starts: re.Pattern[str] | None = None
+
+    def admits(self, text: str) -> bool:
+        """Whether `text` passes every gate and, with `starts`, holds a start (what
+        `_candidates` checks inline, as one call for tests)."""
+        lowered = _lowered(text)
+        if not all(gate.search(text) for gate in self.gates):
+            return False
+        return self.starts is None or not lowered or self.starts.search(lowered) is not None
+
+
+def _rule(
+    kind: FactKind, pattern: str, *gates: str, group: int = 0, starts: str | None = None
+) -> _Rule:
+    return _Rule(
+        kind,
+        re.compile(pattern),
+        tuple(map(re.compile, gates)),
+        group,
+        None if starts is None else re.compile(starts),
+    )
+
+
+_FIVE_DIGITS = r"\d\d\d\d\d"
+
+# Order breaks ties between overlaps. Each gate's comment says what every match holds.
+BASE_RULES: list[_Rule] = [
+    _rule("url", r"\b(?:https?://|www\.)[^\s<>\"'`«»]+", r"://|www\."),
+    _rule(
+        "email",
+        r"\b[\w.%+-]{1,64}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b",
+        "@",
+    ),
+    # Four digits and a dash.
+    _rule("date", r"\b\d{4}-(?:0[1-9]|1[0-2])-(?:[12]\d|3[01]|0[1-9])\b", r"-(?<=\d\d\d\d-)"),
+    # A digit, a separator, a digit.
+    _rule(
+        "date",
+        rf"(?<![\d/.-]){_DAY}([/.-])(?:1[0-2]|0?[1-9])\1(?:\d{{4}}|\d{{2}})\b",
+        r"[/.-](?<=\d[/.-])\d",
+    ),
+    # "de" and a month (the "de" is not folded, the month is).
+    _rule(
+        "date",
+        rf"\b{_DAY}\s+de\s+{_ES_MONTH}(?:\s+(?i:de|del)\s+\d{{4}}(?![\d/-]))?\b",
+        rf"de\s+{_ES_MONTH}",
+    ),
+    _rule(
+        "date",
+        rf"\b{_EN_MONTH}\.?\s+{_DAY}(?:st|nd|rd|th)?\b(?:,?\s+\d{{4}}(?![\d/-]))?",
+        rf"{_EN_MONTH_START}[a-z]*\.?\s+\d",
+    ),
+    _rule(
+        "date",
+        rf"\b{_DAY}(?:st|nd|rd|th)?\s+(?:of\s+)?{_EN_MONTH}\b(?:,?\s+\d{{4}}(?![\d/-]))?",
+        _EN_MONTH_START,
+        rf"\d(?:st|nd|rd|th)?\s+(?:of\s+)?{_EN_MONTH_START}",
+    ),
+    # A digit, a colon, a digit from 0 to 5 and another.
+    _rule(
+        "time",
+        rf"(?<![\d:])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?:\s?{_AMPM})?(?![\d:])",
+        r":(?<=\d:)[0-5]\d",
+    ),
+    _rule("time", rf"\b(?:1[0-2]|0?[1-9])\s?{_AMPM}", r"\d\s?(?i:[ap])"),
+    # A symbol (all hold one of these four) or a code: three capitals, then a number.
+    _rule(
+        "amount",
+        rf"(?:(?<!\w)(?:{_SYMBOL})|\b(?:{_CODE}))\s?(?:{_NUM})(?![\d%])",
+        r"[$€£¥]|[A-Z][A-Z][A-Z]\s?\d",
+    ),
+    _rule(
+        "amount",
+        rf"(?<![\d.,])(?:{_NUM})\s?(?:{_SYMBOL}|(?:{_CODE}|{_WORD})\b)",
+        rf"\d\s?(?:{_SYMBOL}|{_CODE}|{_WORD})",
+    ),
+    _rule(
+        "percent",
+        rf"(?<![\d.,])(?:{_NUM})\s?(?:%|(?i:por\s?ciento|percent|per\s?cent)\b)",
+        r"\d\s?(?:%|(?i:por\s?ciento|percent|per\s?cent))",
+    ),
+    _rule("phone", r"\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,6}(?!\d)", r"\+\d"),
+    _rule("phone", r"(?<![\d)])\(\d{3}\)\s?\d{3}[\s.-]?\d{4}(?!\d)", r"\(\d{3}\)"),
+    _rule(
+        "phone",
+        r"(?<![\d.-])\d{3}[.-]\d{3}[.-]\d{4}(?![\d.-])",
+        r"[.-](?<=\d\d\d[.-])\d\d\d[.-]\d\d\d\d",
+    ),
+    _rule(
+        "phone",
+        r"(?<![\d.,])[6789]\d{2}(?:[ .]\d{3}[ .]\d{3}|(?:[ .]\d{2}){3})(?![\d.,])",
+        r"[6789]\d{2}[ .]\d{2}",
+    ),
+    # A postcode is part of an address only next to its city ("28028 Madrid") or named
+    # ("CP 28028", "código postal 08001", "ZIP 94105"); a bare five-digit number is not.
+    _rule(
+        "postcode",
+        r"(?<![\w.,-])\d{5}(?=\s+[A-ZÁÉÍÓÚÑ][a-záéíóúñ]{2,})",
+        _FIVE_DIGITS,
+        r"\d{5}\s+[A-ZÁÉÍÓÚÑ]",
+    ),
+    # Five digits, after a label that starts the match.
+    _rule(
+        "postcode",
+        r"(?i:\bc\.?\s?p\.?|c[oó]digo postal|zip(?: code)?|postcode)\s*:?\s*(\d{5})\b",
+        _FIVE_DIGITS,
+        group=1,
+        starts=r"c\.?\s?p|c[oó]digo postal|zip|postcode",
+    ),
+    _rule(
+        "id",
+        r"(?<!\w)#(?=[A-Za-z0-9-]{0,40}\d)[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*",
+        r"#[A-Za-z0-9]",
+    ),
+    # A capital or digit, a dash, a capital or digit.
+    _rule(
+        "id",
+        r"\b(?=[A-Z0-9-]{0,40}\d)(?=[A-Z0-9-]{0,40}[A-Z])[A-Z0-9]+(?:-[A-Z0-9]+)+\b",
+        r"-(?<=[A-Z0-9]-)[A-Z0-9]",
+    ),
+    # A letter or digit, a dash or underscore, two digits.
+    _rule(
+        "id",
+        r"\b[A-Za-z][A-Za-z0-9]{0,11}[-_]\d{2,}(?:[-_][A-Za-z0-9]+)*\b",
+        r"[-_](?<=[A-Za-z0-9][-_])\d\d",
+    ),
+    # Five or more capitals and digits with both in them have a capital next to a digit.
+    _rule(
+        "id",
+        r"\b(?=[A-Z]{0,40}\d)(?=\d{0,40}[A-Z])[A-Z0-9]{5,}\b",
+        r"[A-Z](?:(?<=[0-9].)|(?=[0-9]))",
+    ),
+    # One of the words, each found lowered by its start, then a digit and two more.
+    _rule(
+        "id",
+        rf"\b{_ID_WORDS}\s*(?i:n[º°o]\.?|n[uú]m(?:ero)?\.?|number|no\.)?\s*[:#]?\s*"
+        r"(\d[\w-]{2,})",
+        r"\d[\w-]{2}",
+        group=1,
+        starts=r"ticket|tiquet|invoice|factura|pedido|orde|cas|expediente|incidencia|ref"
+        r"|reserva|booking|albar|tracking|seguimiento|contra|p[oó]liza|policy|cuenta|account",
+    ),
+]

@@ -1,0 +1,128 @@
+"""`DeliveryInbox` on SQLite: the inbox statements as functions over a raw
+`sqlite3.Connection`, and the part of `SQLiteStore` running them. A delivered entry's
+done mark is a lazy write: it rides with the next one, and reads as done meanwhile.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+from functools import partial
+
+from memory.store.inbox import Answered, DoneMarks
+from memory.store.sqlite.connection import GroupCommitWriter
+from memory.store.sqlite.rows import INBOX_COLS, columns, inbox_row, iso
+from memory.types import InboxEntry
+
+_INBOX_SELECT = f"SELECT {columns(INBOX_COLS)} FROM inbox"
+_INBOX_INSERT = (
+    "INSERT INTO inbox (session_key, external_id, user_ref, kind, text, received_at,"
+    " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_key, external_id) DO NOTHING"
+)
+
+
+def inbox_add(db: sqlite3.Connection, *, entry: InboxEntry) -> InboxEntry | None:
+    """The entry with its new id, or None when its external id is already in."""
+    at = iso(entry.received_at)
+    row = (entry.key, entry.external_id, entry.user, entry.kind, entry.text, at, at)
+    cur = db.execute(_INBOX_INSERT, row)
+    if cur.rowcount == 0 or cur.lastrowid is None:
+        return None
+    return InboxEntry(
+        cur.lastrowid,
+        entry.key,
+        entry.external_id,
+        entry.user,
+        entry.kind,
+        entry.text,
+        entry.received_at,
+    )
+
+
+def inbox_mark(
+    db: sqlite3.Connection, *, entry_id: int, status: str, replies: Sequence[str], at: datetime
+) -> None:
+    db.execute(
+        "UPDATE inbox SET status = ?, replies = COALESCE(?, replies), attempts = attempts + 1,"
+        " updated_at = ? WHERE id = ?",
+        (
+            status,
+            json.dumps(list(replies), ensure_ascii=False) if replies else None,
+            iso(at),
+            entry_id,
+        ),
+    )
+
+
+def inbox_prune(db: sqlite3.Connection, *, before: datetime) -> int:
+    cur = db.execute(
+        "DELETE FROM inbox WHERE status IN ('done', 'rejected') AND updated_at < ?",
+        (iso(before),),
+    )
+    return cur.rowcount
+
+
+def inbox_reject(
+    db: sqlite3.Connection, *, key: str, external_id: str, reason: str, at: datetime
+) -> bool:
+    cur = db.execute(
+        "INSERT INTO inbox (session_key, external_id, user_ref, kind, text, received_at,"
+        " updated_at, status, reason) VALUES (?, ?, '', 'rejected', '', ?, ?, 'rejected', ?)"
+        " ON CONFLICT (session_key, external_id) DO NOTHING",
+        (key, external_id, iso(at), iso(at), reason),
+    )
+    return cur.rowcount > 0
+
+
+class SQLiteInbox:
+    """The delivery inbox's part of `SQLiteStore`."""
+
+    def __init__(self, db: GroupCommitWriter) -> None:
+        self.db = db
+        self.delivering = DoneMarks()  # done marks not committed yet
+
+    async def inbox_add(
+        self, key: str, external_id: str, user: str, kind: str, text: str, at: datetime
+    ) -> InboxEntry | None:
+        entry = InboxEntry(0, key, external_id, user, kind, text, at)
+        return await self.db.atomic(partial(inbox_add, entry=entry))
+
+    async def inbox_reject(self, key: str, external_id: str, reason: str, at: datetime) -> bool:
+        reject = partial(inbox_reject, key=key, external_id=external_id, reason=reason, at=at)
+        return await self.db.atomic(reject)
+
+    async def inbox_get(self, key: str, external_id: str) -> InboxEntry | None:
+        sql = f"{_INBOX_SELECT} WHERE session_key = ? AND external_id = ?"
+        rows = list(await self.db.reader.execute_fetchall(sql, (key, external_id)))
+        if not rows:
+            return None
+        entry = inbox_row(rows[0])
+        return replace(entry, status="done") if entry.id in self.delivering else entry
+
+    async def inbox_unfinished(self) -> list[InboxEntry]:
+        # the partial index inbox_unfinished covers the first term
+        sql = f"{_INBOX_SELECT} WHERE status != 'done' AND status != 'rejected' ORDER BY id"
+        rows = await self.db.reader.execute_fetchall(sql)
+        return [e for e in map(inbox_row, rows) if e.id not in self.delivering]
+
+    async def inbox_mark(
+        self, entry_id: int, status: Answered, replies: Sequence[str] = (), *, at: datetime
+    ) -> None:
+        mark = partial(inbox_mark, entry_id=entry_id, status=status, replies=replies, at=at)
+        await self.db.atomic(mark)
+
+    def inbox_delivered(self, entry_id: int, at: datetime) -> None:
+        """The done mark rides with the next write queued (usually the next message's
+        intake) or is committed on its own shortly after; meanwhile this store already
+        reads the entry as done, so a redelivery is not answered twice."""
+        mark = partial(inbox_mark, entry_id=entry_id, status="done", replies=(), at=at)
+        self.delivering.track(entry_id, self.db.lazy(mark))
+
+    async def inbox_settled(self) -> None:
+        await self.delivering.settled()
+
+    async def inbox_prune(self, before: datetime) -> int:
+        return await self.db.atomic(partial(inbox_prune, before=before))
