@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from bench import (
+    blind,
     concurrency,
     growth,
     overhead,
@@ -26,12 +27,20 @@ from bench import (
 )
 from bench.common import Target
 from bench.postgres import recall as postgres_recall
+from bench.topic_model import cost as topic_cost
 
 
 def _tiage(argv: list[str]) -> list[Target]:
     if topic_tiage.DEFAULT_DATA.exists():
         return topic_tiage.main([])
     print(f"== topic (TIAGE): data not found at {topic_tiage.DEFAULT_DATA}, skipped")
+    return []
+
+
+def _topic_cost(argv: list[str]) -> list[Target]:
+    if topic_tiage.DEFAULT_DATA.exists():
+        return topic_cost.main(argv)
+    print(f"== topic cost: TIAGE not found at {topic_tiage.DEFAULT_DATA}, skipped")
     return []
 
 
@@ -49,6 +58,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         ("concurrency", concurrency.main),
         ("topic", _tiage),
         ("topics", topics.main),
+        ("blind", blind.main),
+        ("topic cost", _topic_cost),
         ("workers", workers.main),
         ("postgres recall", postgres_recall.main),
     ]

@@ -1,6 +1,6 @@
 """Train the topic model: logistic regression over `memory.topic.features`, numpy only.
 
-    python -m bench.topic_train [--out PATH] [--folds 5] [--quick]
+    python -m bench.topic_model.train [--out PATH] [--folds 5] [--quick]
 
 Training data: the TIAGE train split (chit-chat, ../shared/data/tiage/anno_train.json) and
 every labelled support session of tests/data/topics/sessions.jsonl (both of its splits:
@@ -37,7 +37,7 @@ from memory.topic.context import TopicContext
 from memory.topic.features import FEATURES, extract
 from memory.types import Exchange
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = REPO / "memory" / "topic" / "models" / "topic-v1.json"
 VERSION = "topic-v1"
 WINDOW = 6

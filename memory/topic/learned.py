@@ -2,7 +2,7 @@
 
 A reset needs the model's probability of a new subject at or above the profile's
 threshold (`support`: the precision-first one, `chat`: the best F1 on casual dialogue,
-both chosen by cross-validation in `bench/topic_train.py`); below it the message continues.
+both chosen by cross-validation in `bench/topic_model/train.py`); below it the message continues.
 The reason names the feature that pushed hardest towards the reset, so reports stay
 readable. Empty episodes and idle silence are decided before the model, as in every mode.
 """

@@ -1,6 +1,6 @@
 """The learned topic model: logistic regression shipped as a small versioned JSON file.
 
-`bench/topic_train.py` writes `memory/topic/models/topic-v1.json`: one head per profile
+`bench/topic_model/train.py` writes `memory/topic/models/topic-v1.json`: one head per profile
 (`support`, `chat`), each with its standardisation, weights, bias and threshold, all
 chosen by cross-validation. This module loads it once, checks it against
 `features.FEATURES` (a file for other features is refused with the names that differ)
@@ -75,7 +75,7 @@ def parse_model(
         raise ModelFileError(
             f"topic model {version} was trained on other features (missing {missing}, "
             f"unknown {unknown}, or another order): retrain it with "
-            "`python -m bench.topic_train`"
+            "`python -m bench.topic_model.train`"
         )
     for profile, model in heads.items():
         sizes = {len(model.means), len(model.scales), len(model.weights)}

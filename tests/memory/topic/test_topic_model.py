@@ -135,9 +135,9 @@ def test_features_are_a_fixed_length_vector_of_floats() -> None:
 
 
 def test_trainer_on_a_tiny_slice_writes_a_loadable_model(tmp_path: Path) -> None:
-    """bench.topic_train on 6 dialogues + 6 sessions writes a model this package loads."""
+    """bench.topic_model.train on 6 dialogues + 6 sessions writes a model this package loads."""
     pytest.importorskip("numpy")
-    from bench import topic_train
+    from bench.topic_model import train as topic_train
 
     lines = [
         ["hi how are you", -1],
