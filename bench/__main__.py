@@ -28,13 +28,20 @@ from bench import (
 from bench.common import Target
 from bench.postgres import recall as postgres_recall
 from bench.recall import public as recall_public
+from bench.topic_model import cost as topic_cost
 
 
 def _tiage(argv: list[str]) -> list[Target]:
     if topic_tiage.DEFAULT_DATA.exists():
-        topic_tiage.main([])
-    else:
-        print(f"== topic (TIAGE): data not found at {topic_tiage.DEFAULT_DATA}, skipped")
+        return topic_tiage.main([])
+    print(f"== topic (TIAGE): data not found at {topic_tiage.DEFAULT_DATA}, skipped")
+    return []
+
+
+def _topic_cost(argv: list[str]) -> list[Target]:
+    if topic_tiage.DEFAULT_DATA.exists():
+        return topic_cost.main(argv)
+    print(f"== topic cost: TIAGE not found at {topic_tiage.DEFAULT_DATA}, skipped")
     return []
 
 
@@ -53,7 +60,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         ("concurrency", concurrency.main),
         ("topic", _tiage),
         ("topics", topics.main),
-        ("blind held-out sets", blind.main),
+        ("blind", blind.main),
+        ("topic cost", _topic_cost),
         ("workers", workers.main),
         ("postgres recall", postgres_recall.main),
     ]

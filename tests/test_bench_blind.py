@@ -103,7 +103,7 @@ def test_topic_validation_rejects_bad_labels(tmp_path: Path) -> None:
 def test_topic_arm_scores_in_range() -> None:
     """The product detector over a few blind sessions: counts add up, figures in [0, 1]."""
     sessions = blind.load_topic_set(blind.DEFAULT_DATA / blind.MULTICASE)[:3]
-    score = blind.score_topics(sessions, topics.heuristic)
+    score = blind.score_topics(sessions, topics.learned)
     r = score.result
     assert r.tp + r.fn == score.resets > 0
     assert 0.0 <= r.precision <= 1.0

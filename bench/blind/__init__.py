@@ -7,7 +7,8 @@ labelled sets (its README says how); it is scored, never read for misses, so thi
 prints no turn, no session and no fact it got wrong: only counts.
 
 - **Topic arms** on `varied.jsonl` and `multicase_es.jsonl` (the `bench.topics` format):
-  the product's detector (`bench.topics.heuristic`) and the naive cue baseline
+  the product's learned detector (`bench.topics.learned`), the hand-written rules
+  (`bench.topics.rules`), their union (`bench.topics.either`) and the naive cue baseline
   (`bench.topics.cue_only`), run as the handler would (`bench.topics.predict`); precision
   and recall of resets, and the resets on distractors (side questions, asides, thanks,
   another domain's word, returns to the same case, updates, status reports).
@@ -135,7 +136,9 @@ def _topic_line(name: str, s: TopicScore) -> str:
 
 
 DETECTORS: tuple[tuple[str, topics.Detector], ...] = (
-    ("heuristic (product)", topics.heuristic),
+    ("learned (product)", topics.learned),
+    ("rules (baseline)", topics.rules),
+    ("learned or rules", topics.either),
     ("baseline: reset on any cue", topics.cue_only),
 )
 

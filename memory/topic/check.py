@@ -10,7 +10,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from memory.topic.decide import PROFILES, TopicContext, TopicMode, decide, respect_undo
+from memory.topic.decide import TopicContext, TopicMode, decide, respect_undo
+from memory.topic.learned import Profile
 from memory.types import TopicDecision, TurnState
 from providers.base import ChatModel
 
@@ -22,7 +23,7 @@ class TopicSettings:
     """What the topic check reads of the settings."""
 
     mode: TopicMode = "heuristic"
-    profile: str = "support"  # a key of `PROFILES`
+    profile: Profile = "support"
     idle_reset_hours: float = 0.0
     undo_seconds: float = 3600.0  # no automatic reset this soon after an /undo
     language: str = "es"
@@ -31,7 +32,6 @@ class TopicSettings:
 def make_topic_check(settings: TopicSettings, model: ChatModel | None) -> TopicCheck:
     """The check for `settings`; `model` is the summary model (None: the heuristic stands
     in for `llm`)."""
-    tuning = PROFILES[settings.profile]
 
     async def check(state: TurnState, message: str, now: datetime) -> TopicDecision:
         ctx = TopicContext(
@@ -44,7 +44,7 @@ def make_topic_check(settings: TopicSettings, model: ChatModel | None) -> TopicC
             summary_rounds=state.summary.round if state.summary else 0,
             language=settings.language,
         )
-        decision = await decide(settings.mode, ctx, model, tuning)
+        decision = await decide(settings.mode, ctx, model, settings.profile)
         return respect_undo(decision, state.episode.reopened_at, now, settings.undo_seconds)
 
     return check

@@ -2,7 +2,9 @@
 
 `decide` is the one entry point the handler calls, before the request is assembled:
 - `off`: always continue;
-- `heuristic`: offline, from the words of the message, window and summary;
+- `heuristic`: offline, the learned model (`learned.py`) over the features of the message,
+  window and summary, at the profile's threshold; the hand-written rules it replaced stay
+  as `detect_rules`, the benches' baseline arm;
 - `llm`: the summary model's JSON verdict (malformed output or a provider error continues);
   without a model it falls back to the heuristic and says so in the signals.
 Empty episodes never reset; idle silence resets in every mode but `off`, before any call.
@@ -19,8 +21,9 @@ from memory.topic.heuristic import (
     PROFILES,
     SUPPORT_TUNING,
     Tuning,
-    detect_heuristic,
+    detect_rules,
 )
+from memory.topic.learned import Profile, detect_learned
 from memory.topic.llm import PROMPT_VERSION, detect_llm, load_prompt, parse_llm_verdict
 from memory.types import TopicDecision
 from providers.base import ChatModel
@@ -32,12 +35,15 @@ __all__ = [
     "PROFILES",
     "PROMPT_VERSION",
     "SUPPORT_TUNING",
+    "Profile",
     "TopicContext",
     "TopicMode",
     "Tuning",
     "decide",
     "detect_heuristic",
+    "detect_learned",
     "detect_llm",
+    "detect_rules",
     "load_prompt",
     "parse_llm_verdict",
     "respect_undo",
@@ -48,7 +54,7 @@ async def decide(
     mode: TopicMode,
     ctx: TopicContext,
     model: ChatModel | None,
-    tuning: Tuning = SUPPORT_TUNING,
+    profile: Profile = "support",
 ) -> TopicDecision:
     """The topic decision for one incoming message, with `signals['mode']` recorded."""
     if mode == "off":
@@ -59,7 +65,12 @@ async def decide(
     extra: dict[str, object] = {"mode": "heuristic"}
     if mode == "llm":
         extra["llm_unavailable"] = True
-    return _with(detect_heuristic(ctx, tuning), extra)
+    return _with(detect_heuristic(ctx, profile), extra)
+
+
+def detect_heuristic(ctx: TopicContext, profile: Profile = "support") -> TopicDecision:
+    """The offline decision (`VENTANA_TOPIC_DETECTION=heuristic`): the learned model."""
+    return detect_learned(ctx, profile)
 
 
 def respect_undo(

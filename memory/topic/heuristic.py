@@ -1,4 +1,7 @@
-"""Offline topic detection: seed 002's signals read from words, Spanish and English.
+"""The hand-written topic rules: the baseline arm next to the learned model (`learned.py`).
+
+Seed 002's signals read from words, Spanish and English; `read_message` is also the
+features' source (`features.py`).
 
 Precision first. A reset needs positive evidence of a new subject (the previous case
 closed, the intent family changed, or enough new-subject points), while evidence of the
@@ -70,7 +73,7 @@ PROFILES = {"support": SUPPORT_TUNING, "chat": DEFAULT_TUNING}
 
 
 @dataclass(frozen=True, slots=True)
-class _Reading:
+class Reading:
     """The message read against the episode; every field ends up in `signals`."""
 
     terms: frozenset[str]
@@ -92,17 +95,17 @@ class _Reading:
         return len(self.novel) / len(self.terms) if self.terms else 0.0
 
 
-def detect_heuristic(ctx: TopicContext, tuning: Tuning = DEFAULT_TUNING) -> TopicDecision:
+def detect_rules(ctx: TopicContext, tuning: Tuning = DEFAULT_TUNING) -> TopicDecision:
     """Continue or reset from the words of the message, the window and the summary."""
     early = precheck(ctx)
     if early is not None:
         return TopicDecision(early.action, early.reason, base_signals(ctx) | early.signals)
-    reading = _read(ctx, tuning)
+    reading = read_message(ctx, tuning)
     score = _score(reading, tuning)
     threshold = _threshold(ctx, reading, tuning)
     signals = (
         base_signals(ctx)
-        | _signals(reading)
+        | reading_signals(reading)
         | {
             "score": round(score, 3),
             "threshold": round(threshold, 3),
@@ -125,12 +128,12 @@ def detect_heuristic(ctx: TopicContext, tuning: Tuning = DEFAULT_TUNING) -> Topi
     return TopicDecision("continue", "same_case", signals)
 
 
-def _read(ctx: TopicContext, tuning: Tuning) -> _Reading:
+def read_message(ctx: TopicContext, tuning: Tuning) -> Reading:
     message_terms = term_set(ctx.message)
     last = ctx.window[-1] if ctx.window else None
     recent = _terms_of(last) if last else frozenset()
     message_family, episode_family, shift = _families(ctx, tuning)
-    return _Reading(
+    return Reading(
         terms=message_terms,
         novel=_novel(message_terms, ctx),
         recent_overlap=len(message_terms & recent),
@@ -182,11 +185,11 @@ def _closure(last: Exchange | None, *, user_only: bool = False) -> tuple[str, ..
 
 def _opens_question(message: str, recent: frozenset[str]) -> bool:
     """A question about something the last exchange did not mention."""
-    return bool(_asked_terms(message) - recent)
+    return bool(asked_terms(message) - recent)
 
 
 @lru_cache(maxsize=1024)
-def _asked_terms(message: str) -> frozenset[str]:
+def asked_terms(message: str) -> frozenset[str]:
     """The terms of the message's questions. Cached per message text, like the other
     readings of the message (the same text may come again: a retry, another chat)."""
     return frozenset(t for s in sentences(message) if "?" in s for t in terms(s))
@@ -218,7 +221,7 @@ def _dominant(counts: dict[str, int], *, share: float, minimum: int) -> str | No
     return family
 
 
-def _score(r: _Reading, t: Tuning) -> float:
+def _score(r: Reading, t: Tuning) -> float:
     """New-subject points minus same-case points."""
     points = t.opening_question * r.opening_question
     points += t.novelty * min(len(r.novel), t.novelty_cap) / t.novelty_cap
@@ -233,19 +236,19 @@ def _score(r: _Reading, t: Tuning) -> float:
     return points - t.same_family * same_family - t.neutral_in_case * neutral_in_case
 
 
-def _threshold(ctx: TopicContext, r: _Reading, t: Tuning) -> float:
+def _threshold(ctx: TopicContext, r: Reading, t: Tuning) -> float:
     """Many summary rounds lower the bar, but only next to an explicit new-subject signal."""
     if base_signals(ctx)["summary_rounds_high"] and _explicit_new_subject(r):
         return t.threshold - t.long_thread_discount
     return t.threshold
 
 
-def _explicit_new_subject(r: _Reading) -> bool:
+def _explicit_new_subject(r: Reading) -> bool:
     other_intent = r.message_family is not None and r.message_family != r.episode_family
     return bool(r.new_request) or other_intent
 
 
-def _new_subject_begins(r: _Reading, t: Tuning) -> bool:
+def _new_subject_begins(r: Reading, t: Tuning) -> bool:
     """After a closed case: a message with substance of its own, not a farewell."""
     if r.closure_in_message or r.continuation or not r.terms:
         return False
@@ -254,7 +257,7 @@ def _new_subject_begins(r: _Reading, t: Tuning) -> bool:
     return novel_enough or bool(r.new_request) or other_intent
 
 
-def _signals(r: _Reading) -> dict[str, object]:
+def reading_signals(r: Reading) -> dict[str, object]:
     return {
         "message_terms": len(r.terms),
         "novel_terms": sorted(r.novel),

@@ -17,7 +17,7 @@ from datetime import timedelta
 from functools import lru_cache
 from typing import Literal
 
-from memory.facts import extract_facts
+from memory.facts import facts_of
 from memory.topic.context import TopicContext
 from memory.topic.cues import BACK_REFERENCES, CLOSURE, CONTRAST
 from memory.topic.text import phrase_hits, sentences, term_set, words
@@ -176,8 +176,8 @@ def closes_then_moves_on(message: str) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def _fact_values(text: str) -> frozenset[str]:
-    return frozenset(f.value.casefold() for f in extract_facts(text) if f.kind != "time")
+def fact_values(text: str) -> frozenset[str]:
+    return frozenset(f.value.casefold() for f in facts_of(text) if f.kind != "time")
 
 
 def shared_fact_count(message: str, texts: tuple[str, ...]) -> int:
@@ -190,7 +190,7 @@ def shared_fact_count(message: str, texts: tuple[str, ...]) -> int:
     Most replies, and the whole episode when the message has no facts, cost a substring
     test instead of the patterns; the count is the same as extracting every text.
     """
-    wanted = _fact_values(message)
+    wanted = fact_values(message)
     if not wanted:
         return 0
     shared: set[str] = set()
@@ -200,7 +200,7 @@ def shared_fact_count(message: str, texts: tuple[str, ...]) -> int:
             break
         folded = text.casefold()
         if any(value in folded for value in left):
-            shared |= wanted & _fact_values(text)
+            shared |= wanted & fact_values(text)
     return len(shared)
 
 

@@ -1,4 +1,6 @@
-"""The heuristic detector: seed 002's signals, idle, closure, intent, the support profile."""
+"""The offline detector (`heuristic` mode, now the learned model): seed 002's signals,
+idle, closure, intent, both profiles. Product behaviour: these hold for the detector the
+product runs; `test_topic_rules.py` keeps the hand-written baseline arm pinned."""
 
 from __future__ import annotations
 
@@ -11,8 +13,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory.topic.decide import (
+    PROFILES,
     TopicContext,
     detect_heuristic,
+    detect_rules,
 )
 from memory.types import Exchange
 from tests.memory.topic.topic_tickets import (
@@ -97,7 +101,7 @@ def test_intent_switch_tech_to_billing_resets() -> None:
 
 
 def test_intent_switch_purchase_to_complaint_resets() -> None:
-    """After comparing financing for a car, a warranty complaint resets."""
+    """Chat profile: after comparing financing for a car, a warranty complaint resets."""
     window = [
         (
             "What financing plans do you offer for the Corolla Hybrid?",
@@ -118,7 +122,7 @@ def test_intent_switch_purchase_to_complaint_resets() -> None:
         window,
         language="en",
     )
-    decision = detect_heuristic(ctx)
+    decision = detect_heuristic(ctx, "chat")
     assert (decision.action, decision.reason) == ("reset", "intent_changed")
 
 
@@ -132,14 +136,26 @@ def test_same_intent_follow_up_with_new_words_continues() -> None:
     assert detect_heuristic(ctx).action == "continue"
 
 
-def test_new_request_cue_with_a_new_subject_resets() -> None:
-    """'By the way' plus a subject the episode never mentioned resets."""
+# Held-out evidence for the two expectations below (docs/benchmarks.md): the rules, which
+# reset on a lone new-request cue plus new words, score precision 0.75 with 3 false resets
+# on 195 distractors of the blind varied set and F1 0.447 on TIAGE dev; topic-v1, which
+# does not, scores 0.92 with none, and F1 0.506. The product follows the held-out figures:
+# a cue plus new words is not enough for it, a known miss the rules arm still catches.
+BY_THE_WAY_RULES_RESET = "rules arm resets it (test_topic_rules.py)"
+
+
+def test_new_request_cue_with_a_new_subject_is_below_the_models_bar() -> None:
+    """Chat profile: 'by the way' plus a subject the episode never mentioned stays under
+    topic-v1's threshold (the rules reset it): see the held-out figures above."""
     ctx = context(
         "By the way, do you ship printed manuals to Canada?",
         TICKET_EN[30:34],
         language="en",
     )
-    assert detect_heuristic(ctx).reset
+    decision = detect_heuristic(ctx, "chat")
+    assert not decision.reset
+    assert decision.signals["p"] < decision.signals["threshold"]
+    assert detect_rules(ctx, PROFILES["chat"]).reset, BY_THE_WAY_RULES_RESET
 
 
 def test_new_request_cue_about_the_same_case_continues() -> None:
@@ -182,12 +198,19 @@ def test_summary_rounds_alone_never_reset(rounds: int) -> None:
 
 
 def test_summary_rounds_lower_the_bar_with_another_signal() -> None:
-    """With many rounds, a new-request cue plus novelty is enough to reset."""
+    """Chat profile: with many rounds, next to a new-request cue the bar is lower."""
     message = "By the way, can you recommend a laptop for video editing?"
     ctx = context(message, TICKET_EN[30:34], summary=SUMMARY_EN, language="en")
-    low, high = detect_heuristic(ctx), detect_heuristic(replace(ctx, summary_rounds=3))
-    assert high.reset
+    low = detect_heuristic(ctx, "chat")
+    high = detect_heuristic(replace(ctx, summary_rounds=3), "chat")
     assert high.signals["threshold"] < low.signals["threshold"]
+    assert high.signals["p"] == low.signals["p"]  # only the bar moves
+    # Without a cue the rounds move nothing: drift alone never lowers the bar.
+    plain = context("Can you recommend a laptop for video editing?", TICKET_EN[30:34])
+    plain = replace(plain, summary=SUMMARY_EN, language="en")
+    plain_low = detect_heuristic(plain, "chat")
+    plain_high = detect_heuristic(replace(plain, summary_rounds=3), "chat")
+    assert plain_high.signals["threshold"] == plain_low.signals["threshold"]
 
 
 def test_signals_are_json_serialisable() -> None:
@@ -223,28 +246,26 @@ FOLLOW_UPS = [
 
 def test_support_profile_keeps_follow_up_questions_in_the_case() -> None:
     """Support follow-ups full of new words never reset under the support profile."""
-    from memory.topic.decide import SUPPORT_TUNING
-
     now = datetime(2026, 7, 17, tzinfo=UTC)
     for i in range(1, len(FOLLOW_UPS)):
         window = tuple(
             Exchange(j, 1, u, r) for j, (u, r) in enumerate(FOLLOW_UPS[max(0, i - 2) : i])
         )
         ctx = TopicContext(FOLLOW_UPS[i][0], window, "", now, now, 0, 0, "en")
-        assert not detect_heuristic(ctx, SUPPORT_TUNING).reset, FOLLOW_UPS[i][0]
+        assert not detect_heuristic(ctx, "support").reset, FOLLOW_UPS[i][0]
 
 
-def test_support_profile_resets_on_an_explicit_new_request() -> None:
-    """A new-request cue with a new subject still resets under the support profile."""
-    from memory.topic.decide import SUPPORT_TUNING
-
+def test_support_profile_explicit_new_request_is_below_the_models_bar() -> None:
+    """Support profile: a new-request cue with a new subject is read (the cue is in the
+    signals) but stays under topic-v1's threshold (the rules reset it): see above."""
     now = datetime(2026, 7, 17, tzinfo=UTC)
     window = tuple(Exchange(j, 1, u, r) for j, (u, r) in enumerate(FOLLOW_UPS[-3:]))
     message = "By the way, a different question: can I change the password of my account?"
     ctx = TopicContext(message, window, "", now, now, 0, 0, "en")
-    decision = detect_heuristic(ctx, SUPPORT_TUNING)
-    assert decision.reset
+    decision = detect_heuristic(ctx, "support")
+    assert not decision.reset
     assert decision.signals["new_request_cues"]
+    assert detect_rules(ctx, PROFILES["support"]).reset, BY_THE_WAY_RULES_RESET
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,21 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bench.topics import SIDE_KINDS, Session, Turn, cue_only, evaluate, heuristic, load, predict
+from bench.topics import (
+    Detector,
+    Session,
+    Turn,
+    cue_only,
+    evaluate,
+    learned,
+    load,
+    predict,
+    rules,
+)
 
 SESSIONS = load()
+# The distractor kinds of this set (the blind sets add `update` and `status`).
+LABELLED_SIDE_KINDS = ("side_question", "aside", "thanks", "other_domain", "return_same")
 
 
 def test_the_set_is_varied_and_split() -> None:
@@ -18,17 +30,21 @@ def test_the_set_is_varied_and_split() -> None:
     assert {s.lang for s in SESSIONS} == {"es", "en"}
     assert {s.split for s in SESSIONS} == {"dev", "heldout"}
     kinds = Counter(t.kind for s in SESSIONS for t in s.turns)
-    for kind in ("closure_new", "return_new", "abrupt", "return_same", *SIDE_KINDS):
+    for kind in ("closure_new", "return_new", "abrupt", *LABELLED_SIDE_KINDS):
         assert kinds[kind] >= 5, kind
     # Hand-written, not one template: no two user messages are the same.
     users = [t.user for s in SESSIONS for t in s.turns]
     assert len(set(users)) == len(users)
 
 
+@pytest.mark.parametrize("detect", [learned, rules], ids=["learned", "rules"])
 @pytest.mark.parametrize("split", ["dev", "heldout"])
-def test_detector_meets_the_targets_on_each_split(split: str) -> None:
-    """Precision ≥ 0.9, recall ≥ 0.6 and no reset on a side question, dev and held-out."""
-    result = evaluate([s for s in SESSIONS if s.split == split], heuristic)
+def test_detector_meets_the_targets_on_each_split(split: str, detect: Detector) -> None:
+    """Precision ≥ 0.9, recall ≥ 0.6 and no reset on a side question, dev and held-out.
+
+    A training-set figure for both arms now (the rules were written from this set, the
+    model is fitted to it): it pins that the fit holds, not how either generalises."""
+    result = evaluate([s for s in SESSIONS if s.split == split], detect)
     assert result.precision >= 0.9, result.misses
     assert result.recall >= 0.6, result.misses
     assert result.side_resets == 0, result.misses
@@ -106,7 +122,7 @@ def _session(*turns: tuple[str, str, float, str]) -> Session:
 def test_support_case_turns(turns: list[tuple[str, str, float, str]], resets: list[bool]) -> None:
     """Days of silence, 'otro asunto' or a promised fix decide nothing alone: the same
     order continues the case, a new problem sharing nothing with it is a new episode."""
-    assert predict(_session(*turns), heuristic) == resets
+    assert predict(_session(*turns), learned) == resets
 
 
 def test_the_long_support_case_never_resets() -> None:
@@ -122,4 +138,4 @@ def test_the_long_support_case_never_resets() -> None:
             "dev",
             tuple(Turn(t.user, t.reply, t.ts, "continue", "followup") for t in turns),
         )
-        assert not any(predict(session, heuristic))
+        assert not any(predict(session, learned))

@@ -1,0 +1,385 @@
+"""Train the topic model: logistic regression over `memory.topic.features`, numpy only.
+
+    python -m bench.topic_model.train [--out PATH] [--folds 5] [--quick]
+
+Training data: the TIAGE train split (chit-chat, ../shared/data/tiage/anno_train.json) and
+every labelled support session of tests/data/topics/sessions.jsonl (both of its splits:
+the rules were fitted to all of it, so it measures nothing any more; it is training data
+now). Support turns are weighted up so that a few hundred of them matter next to
+thousands of TIAGE turns. TIAGE dev and the blind sets are never read here.
+
+Rows follow the benches' episode semantics: a turn sees the episode since the last reset
+(the gold one while fitting). Cross-validation, grouped by dialogue, picks the L2 strength
+and the support weight, then the thresholds by replaying each held-out dialogue as the
+benches do (a predicted reset restarts the episode):
+- `chat`: the threshold of the best CV F1 on TIAGE;
+- `support`: among thresholds with no CV reset on a support distractor (side question,
+  aside, thanks, other-domain word, same-case return) and precision ≥ 0.9, the best
+  recall (the highest such threshold on a tie).
+The final model is fitted on all the training data and written with its CV scores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from bench import topic_tiage, topics
+from memory.topic.context import TopicContext
+from memory.topic.features import FEATURES, extract
+from memory.types import Exchange
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_OUT = REPO / "memory" / "topic" / "models" / "topic-v1.json"
+VERSION = "topic-v1"
+WINDOW = 6
+THRESHOLDS = tuple(round(0.05 + 0.025 * i, 3) for i in range(37))
+L2_GRID = (0.003, 0.01, 0.03, 0.1)
+SUPPORT_WEIGHT_GRID = (0.3, 1.0, 3.0, 10.0)
+SPLICE = 4
+
+Array = npt.NDArray[np.float64]
+
+
+@dataclass
+class Unit:
+    """One dialogue: its gold labels and a way to build the context of turn i."""
+
+    name: str
+    source: str  # "tiage" or "support"
+    gold: list[bool]  # per turn; turn 0 never scored
+    kinds: list[str]
+    build: Callable[[int, int], TopicContext]
+    fold: int = 0
+    cache: dict[tuple[int, int], tuple[float, ...]] = field(default_factory=dict)
+
+    def features(self, start: int, i: int) -> tuple[float, ...]:
+        key = (start, i)
+        if key not in self.cache:
+            self.cache[key] = extract(self.build(start, i)).values
+        return self.cache[key]
+
+
+def tiage_units(dialogs: Sequence[topic_tiage.Dialog]) -> list[Unit]:
+    units = []
+    for n, dialog in enumerate(dialogs):
+        texts = [t for t, _ in dialog]
+
+        def build(start: int, i: int, texts: list[str] = texts) -> TopicContext:
+            return topic_tiage.context(texts[start:i], texts[i], WINDOW)
+
+        gold = [label == 1 for _, label in dialog]
+        units.append(Unit(f"tiage-{n}", "tiage", gold, ["chat"] * len(gold), build))
+    return units
+
+
+def support_units(sessions: Sequence[topics.Session]) -> list[Unit]:
+    units = []
+    for session in sessions:
+        turns = session.turns
+
+        def build(
+            start: int, i: int, turns: tuple[topics.Turn, ...] = turns, lang: str = session.lang
+        ) -> TopicContext:
+            episode = [
+                Exchange(n + 1, 1, t.user, t.assistant, signal=True)
+                for n, t in enumerate(turns[start:i], start)
+            ]
+            return TopicContext(
+                message=turns[i].user,
+                window=tuple(episode[-WINDOW:]),
+                summary="",
+                now=turns[i].ts,
+                last_activity=turns[i - 1].ts,
+                idle_reset_hours=0,
+                summary_rounds=0,
+                language=lang,
+            )
+
+        gold = [t.label == "reset" for t in turns]
+        units.append(Unit(session.id, "support", gold, [t.kind for t in turns], build))
+    return units
+
+
+def spliced(
+    sessions: Sequence[topics.Session], count: int, rng: random.Random
+) -> list[topics.Session]:
+    """Sessions of two or three cases of one language, each case a labelled session
+    whose opening now comes after another case: a reset (kind `spliced_new`). The gap
+    before it is drawn from the gaps between turns of the labelled sessions, so a long
+    silence means no more here than it does there."""
+    gaps = [b.ts - a.ts for x in sessions for a, b in zip(x.turns, x.turns[1:], strict=False)]
+    out: list[topics.Session] = []
+    for n in range(count):
+        first = rng.choice(sessions)
+        pool = [x for x in sessions if x.lang == first.lang and x.id != first.id]
+        if not pool:
+            break
+        cases = [first, *rng.sample(pool, min(len(pool), rng.choice((1, 1, 2))))]
+        turns = list(first.turns)
+        for case in cases[1:]:
+            shift = turns[-1].ts + rng.choice(gaps) - case.turns[0].ts
+            opening = replace(case.turns[0], label="reset", kind="spliced_new")
+            turns += [replace(t, ts=t.ts + shift) for t in (opening, *case.turns[1:])]
+        name = f"spliced-{n}:" + "+".join(c.id for c in cases)
+        out.append(topics.Session(name, first.lang, "spliced", tuple(turns)))
+    return out
+
+
+def build_units(
+    dialogs: Sequence[topic_tiage.Dialog],
+    sessions: Sequence[topics.Session],
+    k: int,
+    splice_per_session: int,
+    seed: int = 28,
+) -> list[Unit]:
+    """Every training dialogue with its CV fold; spliced sessions are made inside a fold
+    from that fold's sessions only, so no case is seen on both sides of a split."""
+    rng = random.Random(seed)
+    tiage = tiage_units(dialogs)
+    order = list(range(len(tiage)))
+    rng.shuffle(order)
+    for j, n in enumerate(order):
+        tiage[n].fold = j % k
+    shuffled = list(sessions)
+    rng.shuffle(shuffled)
+    units = list(tiage)
+    for f in range(k):
+        mine = shuffled[f::k]
+        made = spliced(mine, splice_per_session * len(mine), rng) if len(mine) > 1 else []
+        for unit in support_units([*mine, *made]):
+            unit.fold = f
+            units.append(unit)
+    return units
+
+
+def gold_rows(units: Sequence[Unit]) -> tuple[list[tuple[float, ...]], list[bool], list[str]]:
+    """Every scored turn with the episode since the last gold reset."""
+    xs, ys, sources = [], [], []
+    for unit in units:
+        start = 0
+        for i in range(1, len(unit.gold)):
+            xs.append(unit.features(start, i))
+            ys.append(unit.gold[i])
+            sources.append(unit.source)
+            if unit.gold[i]:
+                start = i
+    return xs, ys, sources
+
+
+@dataclass(frozen=True)
+class Fit:
+    means: Array
+    scales: Array
+    weights: Array
+    bias: float
+
+    def probability(self, x: Sequence[float]) -> float:
+        z = self.bias + float(((np.asarray(x) - self.means) / self.scales) @ self.weights)
+        return float(1 / (1 + np.exp(-z)))
+
+
+def fit(x: Array, y: Array, w: Array, l2: float, steps: int = 30) -> Fit:
+    """Weighted L2 logistic regression by Newton's method on standardised features."""
+    means = (x * w[:, None]).sum(0) / w.sum()
+    scales = np.sqrt((((x - means) ** 2) * w[:, None]).sum(0) / w.sum())
+    scales[scales < 1e-9] = 1.0
+    z = np.hstack([(x - means) / scales, np.ones((len(x), 1))])
+    beta = np.zeros(z.shape[1])
+    wn = w / w.sum()
+    penalty = np.full(z.shape[1], l2)
+    penalty[-1] = 0.0
+    for _ in range(steps):
+        p = 1 / (1 + np.exp(-(z @ beta)))
+        grad = z.T @ (wn * (p - y)) + penalty * beta
+        hess = (z.T * (wn * p * (1 - p))) @ z + np.diag(penalty) + 1e-9 * np.eye(z.shape[1])
+        step = np.linalg.solve(hess, grad)
+        beta -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return Fit(means, scales, beta[:-1], float(beta[-1]))
+
+
+def fit_units(units: Sequence[Unit], l2: float, support_weight: float) -> Fit:
+    xs, ys, sources = gold_rows(units)
+    weights = np.array([support_weight if s == "support" else 1.0 for s in sources])
+    return fit(np.array(xs, dtype=float), np.array(ys, dtype=float), weights, l2)
+
+
+def replay(unit: Unit, model: Fit, threshold: float) -> list[bool]:
+    """The benches' semantics: a predicted reset restarts the episode at that turn."""
+    start, out = 0, [False]
+    for i in range(1, len(unit.gold)):
+        reset = model.probability(unit.features(start, i)) >= threshold
+        out.append(reset)
+        if reset:
+            start = i
+    return out
+
+
+@dataclass
+class Counts:
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+    side: int = 0
+
+    def add(self, unit: Unit, predicted: Sequence[bool]) -> None:
+        for gold, pred, kind in zip(unit.gold[1:], predicted[1:], unit.kinds[1:], strict=True):
+            self.tp += gold and pred
+            self.fp += pred and not gold
+            self.fn += gold and not pred
+            self.side += pred and kind in topics.SIDE_KINDS
+
+    @property
+    def precision(self) -> float:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
+
+    @property
+    def recall(self) -> float:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
+
+    @property
+    def f1(self) -> float:
+        p, r = self.precision, self.recall
+        return 2 * p * r / (p + r) if p + r else 0.0
+
+    def as_dict(self) -> dict[str, float]:
+        return {
+            "precision": round(self.precision, 3),
+            "recall": round(self.recall, 3),
+            "f1": round(self.f1, 3),
+            "tp": self.tp,
+            "fp": self.fp,
+            "fn": self.fn,
+            "side_resets": self.side,
+        }
+
+
+def cross_validate(
+    units: Sequence[Unit], k: int, l2: float, support_weight: float
+) -> dict[float, tuple[Counts, Counts]]:
+    """Per threshold: (TIAGE counts, support counts) pooled over the held-out folds."""
+    out = {t: (Counts(), Counts()) for t in THRESHOLDS}
+    for f in range(k):
+        model = fit_units([u for u in units if u.fold != f], l2, support_weight)
+        for unit in units:
+            if unit.fold != f:
+                continue
+            for t in THRESHOLDS:
+                out[t][unit.source == "support"].add(unit, replay(unit, model, t))
+    return out
+
+
+def pick_thresholds(cv: dict[float, tuple[Counts, Counts]]) -> dict[str, float]:
+    chat = max(THRESHOLDS, key=lambda t: (cv[t][0].f1, t))
+    safe = [t for t in THRESHOLDS if cv[t][1].side == 0 and cv[t][1].precision >= 0.9]
+    support = max(safe, key=lambda t: (cv[t][1].recall, t)) if safe else THRESHOLDS[-1]
+    return {"chat": chat, "support": support}
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A profile's CV-chosen hyper-parameters, threshold and CV scores at that threshold."""
+
+    l2: float
+    support_weight: float
+    threshold: float
+    objective: float
+    scores: dict[str, dict[str, float]]
+
+
+def search(
+    units: Sequence[Unit], k: int, quick: bool, log: Callable[[str], None]
+) -> dict[str, Choice]:
+    """Per profile, the (l2, support weight) of the best CV objective: TIAGE F1 for `chat`,
+    support recall at its safe threshold for `support`."""
+    best: dict[str, Choice] = {}
+    for l2 in L2_GRID[1:3] if quick else L2_GRID:
+        for weight in SUPPORT_WEIGHT_GRID[1:2] if quick else SUPPORT_WEIGHT_GRID:
+            cv = cross_validate(units, k, l2, weight)
+            th = pick_thresholds(cv)
+            chat, support = cv[th["chat"]][0], cv[th["support"]][1]
+            safe = support.side == 0 and support.precision >= 0.9
+            objectives = {"chat": chat.f1, "support": support.recall if safe else -1.0}
+            scores = {"tiage": chat.as_dict(), "support": support.as_dict()}
+            log(f"  l2={l2:<6} support_weight={weight:<5} thresholds={th}  {scores}")
+            for profile, objective in objectives.items():
+                cv_at = {
+                    "tiage": cv[th[profile]][0].as_dict(),
+                    "support": cv[th[profile]][1].as_dict(),
+                }
+                if profile not in best or objective > best[profile].objective:
+                    best[profile] = Choice(l2, weight, th[profile], objective, cv_at)
+    return best
+
+
+def head(model: Fit, choice: Choice) -> dict[str, object]:
+    return {
+        "means": [round(float(v), 6) for v in model.means],
+        "scales": [round(float(v), 6) for v in model.scales],
+        "weights": [round(float(v), 6) for v in model.weights],
+        "bias": round(model.bias, 6),
+        "threshold": choice.threshold,
+        "l2": choice.l2,
+        "support_weight": choice.support_weight,
+        "cv": choice.scores,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, object]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--tiage", type=Path, default=topic_tiage.DEFAULT_DATA)
+    parser.add_argument("--sessions", type=Path, default=topics.DEFAULT_DATA)
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--splice", type=int, default=SPLICE, help="spliced sessions/session")
+    parser.add_argument("--limit", type=int, default=0, help="first N dialogues of each set")
+    parser.add_argument("--quick", action="store_true", help="a smaller grid")
+    args = parser.parse_args(argv)
+    dialogs = topic_tiage.load(args.tiage, "train")
+    sessions = topics.load(args.sessions)
+    if args.limit:
+        dialogs, sessions = dialogs[: args.limit], sessions[: args.limit]
+    units = build_units(dialogs, sessions, args.folds, args.splice)
+    _, _, sources = gold_rows(units)
+    print(
+        f"training on {len(dialogs)} TIAGE train dialogues + {len(sessions)} support sessions"
+        f" (+ spliced: {sum(u.name.startswith('spliced') for u in units)}); rows "
+        f"tiage {sources.count('tiage')}, support {sources.count('support')}"
+    )
+    choices = search(units, args.folds, args.quick, print)
+    heads = {p: head(fit_units(units, c.l2, c.support_weight), c) for p, c in choices.items()}
+    doc: dict[str, object] = {
+        "version": VERSION,
+        "kind": "logistic_regression",
+        "features": list(FEATURES),
+        "profiles": heads,
+        "trained": datetime.now(UTC).date().isoformat(),
+        "training_data": {
+            "tiage": f"anno_train.json, {len(dialogs)} dialogues",
+            "support": f"tests/data/topics/sessions.jsonl, {len(sessions)} sessions, "
+            f"+{args.splice} spliced multi-case sessions per session",
+            "rows": {"tiage": sources.count("tiage"), "support": sources.count("support")},
+        },
+        "cv": {"folds": args.folds, "grouped_by": "dialogue (spliced: within a fold)"},
+        "window": WINDOW,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    for profile, c in choices.items():
+        print(f"{profile}: l2={c.l2} support_weight={c.support_weight} threshold={c.threshold}")
+    print(f"wrote {args.out}")
+    return doc
+
+
+if __name__ == "__main__":
+    main()

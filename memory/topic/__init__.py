@@ -1,0 +1,1 @@
+"""The topic decision: continue the episode or reset it (see `decide`)."""

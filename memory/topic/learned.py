@@ -1,0 +1,90 @@
+"""The offline topic decision: the learned model's probability against a profile's threshold.
+
+A reset needs the model's probability of a new subject at or above the profile's
+threshold (`support`: the precision-first one, `chat`: the best F1 on casual dialogue,
+both chosen by cross-validation in `bench/topic_model/train.py`); below it the message continues.
+The reason names the feature that pushed hardest towards the reset, so reports stay
+readable. Empty episodes and idle silence are decided before the model, as in every mode.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from operator import itemgetter
+from typing import Literal
+
+from memory.topic.context import TopicContext, base_signals, precheck
+from memory.topic.features import Extracted, extract
+from memory.topic.heuristic import reading_signals
+from memory.topic.model import TopicModel, load_model, sigmoid
+from memory.types import TopicDecision
+
+Profile = Literal["support", "chat"]
+
+# Seed 002: many summary-of-summary rounds risk drift, so next to an explicit new-subject
+# cue the bar drops by this much log-odds. Not fitted (no training turn has a summary).
+LONG_THREAD_LOGIT = 0.5
+
+_REASONS = {
+    "closure_last_user": "case_closed",
+    "closure_last_reply": "case_closed",
+    "closes_then_moves_on": "case_closed",
+    "family_shift": "intent_changed",
+    "other_family": "intent_changed",
+    "new_problem": "intent_changed",
+    "returned": "returned_new_subject",
+    "overnight": "returned_new_subject",
+    "log_gap_hours": "returned_new_subject",
+}
+
+
+def detect_learned(
+    ctx: TopicContext, profile: Profile = "support", model: TopicModel | None = None
+) -> TopicDecision:
+    """Continue or reset from the learned model's probability of a new subject."""
+    early = precheck(ctx)
+    if early is not None:
+        return TopicDecision(early.action, early.reason, base_signals(ctx) | early.signals)
+    model = model or load_model(profile)
+    row = extract(ctx)
+    contributions = model.contributions(row.values)
+    p = sigmoid(model.bias + sum(contributions.values()))
+    threshold = _threshold(model, row)
+    signals = (
+        base_signals(ctx)
+        | reading_signals(row.reading)
+        | row.case.signals()
+        | {
+            "p": round(p, 4),
+            "threshold": round(threshold, 4),
+            "model": model.version,
+            "profile": profile,
+            "top_features": _top(contributions),
+        }
+    )
+    if p >= threshold:
+        return TopicDecision("reset", reason_of(contributions), signals)
+    return TopicDecision("continue", "same_case", signals)
+
+
+def reason_of(contributions: dict[str, float]) -> str:
+    """The reason of the feature pushing hardest towards a reset."""
+    name, _ = max(contributions.items(), key=itemgetter(1))
+    return _REASONS.get(name, "new_subject")
+
+
+def _threshold(model: TopicModel, row: Extracted) -> float:
+    threshold = model.threshold
+    named = row.named()
+    explicit = named["new_request"] or named["other_family"]
+    if named["summary_rounds_high"] and explicit and 0 < threshold < 1:
+        logit = math.log(threshold / (1 - threshold))
+        return sigmoid(logit - LONG_THREAD_LOGIT)
+    return threshold
+
+
+def _top(contributions: dict[str, float], n: int = 3) -> list[list[object]]:
+    """The features that pushed hardest towards a reset, strongest first."""
+    ranked = heapq.nlargest(n, contributions.items(), key=itemgetter(1))
+    return [[name, round(value, 3)] for name, value in ranked if value > 0]
