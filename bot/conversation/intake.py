@@ -126,9 +126,7 @@ class ChatIntake:
         if not await self.store.inbox_reject(key, inbound.external_id, reason, inbound.ts):
             return await self._redelivered(inbound)
         log.info("delivery_rejected", key=key, reason=reason)
-        done: Replies = asyncio.get_running_loop().create_future()
-        done.set_result([])
-        return done
+        return _answered([])
 
     async def _over_cap(self, inbound: Inbound) -> Replies | None:
         """Past the cap a message is acknowledged and recorded as rejected, not answered:
@@ -146,9 +144,7 @@ class ChatIntake:
             self.slowed.add(key)
             texts = [t(self.settings.language, "slow_down", count=self.serial.waiting(key))]
             await self.delivery.send(inbound.key, texts)
-        done: Replies = asyncio.get_running_loop().create_future()
-        done.set_result(texts)
-        return done
+        return _answered(texts)
 
     async def _redelivered(self, inbound: Inbound) -> Replies | None:
         """A redelivery is normally ignored. But if its entry is unfinished and nobody here
@@ -169,9 +165,7 @@ class ChatIntake:
         last = self.refused.get(key)
         if last is not None and now - last < REFUSAL_INTERVAL_S:
             log.info("user_not_allowed", key=key, told=False)
-            done: Replies = asyncio.get_running_loop().create_future()
-            done.set_result([])
-            return done
+            return _answered([])
         log.info("user_not_allowed", key=key, told=True)
         self.refused[key] = now
         self.refused.move_to_end(key)
@@ -183,6 +177,13 @@ class ChatIntake:
         texts = [t(self.settings.language, "not_allowed")]
         await self.delivery.send(inbound.key, texts)
         return texts
+
+
+def _answered(texts: list[str]) -> Replies:
+    """A message answered at once, not queued: its replies, already resolved."""
+    done: Replies = asyncio.get_running_loop().create_future()
+    done.set_result(texts)
+    return done
 
 
 def _fields(arrival: Arrival) -> tuple[str, str, str, str, str, datetime]:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from itertools import count
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ import pytest
 from bot.app import App
 from bot.conversation.inbound import Inbound
 from config.settings import load_settings
+from memory.types import SessionKey
 from providers.offline import OfflineChatModel
 from tests.support.fakes import ScriptedChatModel
 from tests.support.inbound import inbound as make_inbound
@@ -42,3 +44,16 @@ async def make_app(tmp_path: Path) -> AsyncIterator[MakeApp]:
     yield build
     for app in apps:
         await app.aclose()
+
+
+class Collect:
+    """An outbox that keeps what it is given to send."""
+
+    def __init__(self, sink: list[str]) -> None:
+        self.sink = sink
+
+    async def send(self, key: SessionKey, texts: Sequence[str]) -> None:
+        self.sink.extend(texts)
+
+    def working(self, key: SessionKey) -> contextlib.nullcontext[None]:
+        return contextlib.nullcontext()

@@ -17,7 +17,7 @@ from memory.store.sqlite import turns as sqlite_turns
 from memory.types import SessionKey
 from providers.base import ChatRequest
 from providers.offline import OfflineChatModel
-from tests.bot.conversation.conftest import MakeApp, inbound
+from tests.bot.conversation.conftest import Collect, MakeApp, inbound
 from tests.support.fakes import ScriptedChatModel
 
 
@@ -145,7 +145,7 @@ async def test_unfinished_inbox_is_processed_after_restart(
     model = ScriptedChatModel()
     second = await make_app(model, db=db)
     sent: list[str] = []
-    second.handler.register("console", _Collect(sent))
+    second.handler.register("console", Collect(sent))
     assert await second.handler.recover() == 2
     await second.handler.drain()
     assert "respuesta guardada" in sent  # re-delivered, no model call for it
@@ -206,17 +206,6 @@ async def test_bad_messages_get_clear_answers_and_lose_nothing(make_app: MakeApp
 
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-class _Collect:
-    def __init__(self, sink: list[str]) -> None:
-        self.sink = sink
-
-    async def send(self, key: SessionKey, texts: Sequence[str]) -> None:
-        self.sink.extend(texts)
-
-    def working(self, key: SessionKey) -> contextlib.nullcontext[None]:
-        return contextlib.nullcontext()
 
 
 async def test_debug_on_applies_to_a_message_queued_right_behind_it(make_app: MakeApp) -> None:
@@ -325,7 +314,7 @@ async def test_one_chat_cannot_queue_past_the_cap(make_app: MakeApp) -> None:
     model = ScriptedChatModel(gate=gate)
     app = await make_app(model, max_queued_per_chat=3, topic_detection="off")
     sent: list[str] = []
-    app.handler.register("console", _Collect(sent))
+    app.handler.register("console", Collect(sent))
     futures = [
         await app.handler.submit(inbound("console:q", f"Q{i}", ext=f"q{i}")) for i in range(9)
     ]

@@ -3,26 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from bot.conversation.texts import t
-from memory.types import SessionKey
-from tests.bot.conversation.conftest import MakeApp, inbound
+from tests.bot.conversation.conftest import Collect, MakeApp, inbound
 from tests.support.fakes import ScriptedChatModel
-
-
-class _Collect:
-    def __init__(self, sink: list[str]) -> None:
-        self.sink = sink
-
-    async def send(self, key: SessionKey, texts: Sequence[str]) -> None:
-        self.sink.extend(texts)
-
-    def working(self, key: SessionKey) -> contextlib.nullcontext[None]:
-        return contextlib.nullcontext()
 
 
 async def test_a_dry_run_is_its_own_job_delivered_without_an_inbox_entry(
@@ -33,7 +19,7 @@ async def test_a_dry_run_is_its_own_job_delivered_without_an_inbox_entry(
     model = ScriptedChatModel()
     app = await make_app(model, operators=("telegram:1",))
     sent: list[str] = []
-    app.handler.register("telegram", _Collect(sent))
+    app.handler.register("telegram", Collect(sent))
     await app.handler.handle(inbound("telegram:1", "/debug on"))
     marked: list[int] = []
     delivered = app.store.inbox_delivered
@@ -57,7 +43,7 @@ async def test_a_flood_from_outside_the_allowlist_queues_nothing(make_app: MakeA
     model = ScriptedChatModel()
     app = await make_app(model, allowed_users=("telegram:1",))
     sent: list[str] = []
-    app.handler.register("telegram", _Collect(sent))
+    app.handler.register("telegram", Collect(sent))
     now = [1000.0]
     app.handler.intake.monotonic = lambda: now[0]
     flood = [inbound("telegram:66", f"spam {n}", ext=f"s{n}") for n in range(200)]
@@ -83,7 +69,7 @@ async def test_a_delivery_older_than_the_limit_is_recorded_and_never_answered(
     model = ScriptedChatModel()
     app = await make_app(model)
     sent: list[str] = []
-    app.handler.register("telegram", _Collect(sent))
+    app.handler.register("telegram", Collect(sent))
     old = inbound("telegram:40", "mi DNI es 12345678Z", ext="old-1")
     old = replace(old, ts=datetime.now(UTC) - timedelta(days=40))
     assert await app.handler.handle(old) == []

@@ -3,25 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Sequence
 from typing import Any
 
 from bot.conversation.texts import t
-from memory.types import SessionKey
-from tests.bot.conversation.conftest import MakeApp, inbound
+from tests.bot.conversation.conftest import Collect, MakeApp, inbound
 from tests.support.fakes import ScriptedChatModel
-
-
-class _Collect:
-    def __init__(self, sink: list[str]) -> None:
-        self.sink = sink
-
-    async def send(self, key: SessionKey, texts: Sequence[str]) -> None:
-        self.sink.extend(texts)
-
-    def working(self, key: SessionKey) -> contextlib.nullcontext[None]:
-        return contextlib.nullcontext()
 
 
 async def test_a_turn_the_database_failed_is_retried_once_it_is_back(make_app: MakeApp) -> None:
@@ -34,7 +20,7 @@ async def test_a_turn_the_database_failed_is_retried_once_it_is_back(make_app: M
     app = await make_app(model)
     app.handler.store_retry_s = (0.01, 0.01, 0.01)
     sent: list[str] = []
-    app.handler.register("telegram", _Collect(sent))
+    app.handler.register("telegram", Collect(sent))
     record = app.store.record_exchange
     failures = [sqlite3.OperationalError("disk I/O error")] * 2
 
@@ -69,7 +55,7 @@ async def test_a_store_that_stays_down_gets_an_apology_and_the_turn_waits(
     app = await make_app(model)
     app.handler.store_retry_s = (0.01, 0.01)
     sent: list[str] = []
-    app.handler.register("telegram", _Collect(sent))
+    app.handler.register("telegram", Collect(sent))
     record = app.store.record_exchange
 
     async def down(new: Any) -> Any:
