@@ -306,11 +306,14 @@ class SQLiteTurns:
 
     async def record_exchange(self, new: NewExchange) -> Exchange:
         words = recall_index.exchange_terms(new.user_text, new.reply_text) if new.signal else None
-        hot = self.recall.hot
+        hot, stats = self.recall.hot, self.recall.stats
+        if words is not None:
+            stats.writing(new.session_id)
         try:
             exchange_id = await self.db.atomic(partial(insert_exchange, new=new, words=words))
         except BaseException:  # a cancelled caller's write is committed all the same
             hot.drop(new.session_id)
+            stats.drop(new.session_id, writing=words is not None)
             raise
         finally:
             self.states.void_session(new.session_id)
@@ -325,6 +328,7 @@ class SQLiteTurns:
         )
         if words is not None:
             hot.add(new.session_id, Indexed(exchange, words))
+            stats.added(new.session_id, words)
         return exchange
 
     async def set_debug(self, key: str, on: bool, at: datetime, user: str) -> None:

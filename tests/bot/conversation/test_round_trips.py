@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 import memory.store.sqlite.connection as connection
+from memory.store.sqlite.store import SQLiteStore
 from tests.bot.conversation.conftest import MakeApp, inbound
 
 TEXTS = [
@@ -53,6 +54,7 @@ async def test_a_turn_is_two_write_transactions_and_no_read(
     app = await make_app(fold_batch=100, window_exchanges=1)  # no fold writes in between
     for text in ("Buenas", "Tengo un problema con un pedido", "Es el pedido #4821"):
         await app.handler.handle(inbound("telegram:61", text))
+    assert isinstance(app.store, SQLiteStore)
     await app.store.recall_held()  # the key's recall index is in memory from now on
     trips.clear()
     for text in TEXTS:
