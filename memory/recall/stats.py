@@ -64,7 +64,6 @@ class KeyStats:
         self._keys: OrderedDict[int, _Key] = OrderedDict()
         self._writing: Counter[int] = Counter()  # writes in flight, by key (no zeros)
         self._size = 0
-        self.reads = 0  # lookups that had something to read (tests, benches)
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -85,8 +84,6 @@ class KeyStats:
         self._keys.move_to_end(session_id)
         df = {t: key.df[t] for t in wanted if t in key.df}
         missing = tuple(t for t in wanted if t not in key.df)
-        if missing or key.docs is None:
-            self.reads += 1
         return Known(session_id, key.docs, df, missing, (key, key.version))
 
     def learn(self, known: Known, docs: int | None, df: dict[str, int]) -> None:

@@ -273,8 +273,10 @@ def record_chat_usage(db: sqlite3.Connection, exchange_id: int, new: NewExchange
 
 
 class SQLiteTurns:
-    """The turn's part of `SQLiteStore`. A turn makes four round trips: intake, state,
-    exchange, done (the done mark rides with the next write)."""
+    """The turn's part of `SQLiteStore`. A turn makes two round trips, both write
+    transactions: the intake (its state read inside it, kept for the turn) before the
+    model call, the exchange after it; the done mark rides with the next write
+    (`tests/bot/conversation/test_round_trips.py`)."""
 
     def __init__(self, db: GroupCommitWriter, recall: SQLiteRecall, states: IntakeStates) -> None:
         self.db = db
