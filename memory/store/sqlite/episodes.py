@@ -126,6 +126,7 @@ class SQLiteEpisodes:
             removed = await self.db.atomic(partial(forget, key=key))
         finally:  # and its session id may be given to a new key
             self.recall.hot.clear()
+            self.recall.stats.clear()
             self.states.clear()
         await self.db.wipe_soon()
         return removed

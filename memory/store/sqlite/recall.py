@@ -1,10 +1,12 @@
 """`RecallIndex` on SQLite: the part of `SQLiteStore` that searches (FTS5 through
-`recall_index`) and keeps the keys searched lately in memory (`memory.recall.hot`),
-exact because one process owns the file: the turns and episodes parts update it."""
+`recall_index`) and keeps the keys searched lately in memory (`memory.recall.hot`), and
+what the searches on disk read of the keys' statistics (`memory.recall.stats`), both
+exact because one process owns the file: the turns and episodes parts update them."""
 
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from functools import partial
 
 import structlog
@@ -12,6 +14,7 @@ import structlog
 from memory.recall.hot import HotKeys, KeyIndex
 from memory.recall.port import RecallQuery
 from memory.recall.rank import Hit
+from memory.recall.stats import KeyStats, Known
 from memory.store.sqlite import recall_index
 from memory.store.sqlite.connection import GroupCommitWriter
 
@@ -25,6 +28,7 @@ class SQLiteRecall:
     def __init__(self, db: GroupCommitWriter) -> None:
         self.db = db
         self.hot = HotKeys()  # recently searched keys' recall index, kept exact here
+        self.stats = KeyStats()  # the keys' statistics the searches on disk read so far
         self._holding: dict[int, asyncio.Task[None]] = {}  # keys being read into `hot`
 
     async def close(self) -> None:
@@ -41,12 +45,20 @@ class SQLiteRecall:
         if not query.terms or query.limit <= 0:
             return []
         if query.previous is not None:  # memory holds the current episode only
-            return await self.db.read(partial(recall_index.search, query=query))
+            return await self._on_disk(query)
         hits = self.hot.search(query)
         if hits is not None:
             return hits
         self._hold_soon(query.session_id, query.episode_id)
-        return await self.db.read(partial(recall_index.search, query=query))
+        return await self._on_disk(query)
+
+    async def _on_disk(self, query: RecallQuery) -> list[Hit]:
+        """FTS5, over the key's statistics as far as they are known: the vocabulary is
+        read only for the rest, and what it gives is kept (`memory.recall.stats`)."""
+        known = self.stats.lookup(query.session_id, [q.term for q in query.terms])
+        hits, docs, df = await self.db.read(partial(_search, query=query, known=known))
+        self.stats.learn(known, docs, df)
+        return hits
 
     def _hold_soon(self, session_id: int, episode_id: int) -> None:
         """Start reading the key into memory, unless `HOLDING_AT_ONCE` reads are under
@@ -89,3 +101,17 @@ class SQLiteRecall:
 
     async def recall_index_size(self, key: str) -> tuple[int, int]:
         return await self.db.read(partial(recall_index.size, key=key))
+
+
+def _search(
+    db: sqlite3.Connection, query: RecallQuery, known: Known
+) -> tuple[list[Hit], int | None, dict[str, int]]:
+    """The hits, and what was read of the key's statistics (`KeyStats.learn`)."""
+    docs: int | None = None
+    df: dict[str, int] = {}
+    if known.missing or known.docs is None:
+        docs, df = recall_index.key_stats(
+            db, query.session_id, known.missing, docs=known.docs is None
+        )
+    count, every = known.merged(docs, df)
+    return recall_index.search_with(db, query, count, every), docs, df

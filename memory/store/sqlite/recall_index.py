@@ -7,7 +7,9 @@ Design, and why:
   index and query). One key's search looks up only its own terms: it never walks
   another key's doclists, however many keys share the table. Its statistics (document
   frequencies, its count of documents `k<id>__n`) come from the `fts5vocab` table, so
-  BM25 is computed over the key's own exchanges (`memory.recall.rank`).
+  BM25 is computed over the key's own exchanges (`memory.recall.rank`); the store keeps
+  what it read of them in memory (`memory.recall.stats`), so a key's next searches read
+  only the terms it has not seen.
 - **rowid = exchange id.** A reset needs nothing (the search filters the current
   episode through `exchanges`), and neither does `/undo` (exchanges move episode, ids
   stay).
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import sqlite3
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -150,22 +152,38 @@ def _indexed(row: Sequence[Any], prefix: str) -> Indexed:
 def search(db: sqlite3.Connection, query: RecallQuery) -> list[Hit]:
     """The ranked hits of `query` in its episode's exchanges with `id < before` (and in
     all of `query.previous`, the episode a recent automatic reset closed, ranked first)."""
-    session_id, before = query.session_id, query.before
     if not query.terms or query.limit <= 0:
         return []
+    docs, df = key_stats(db, query.session_id, [q.term for q in query.terms])
+    return search_with(db, query, docs or 0, df)
+
+
+def key_stats(
+    db: sqlite3.Connection, session_id: int, terms: Sequence[str], *, docs: bool = True
+) -> tuple[int | None, dict[str, int]]:
+    """From the shard's vocabulary: the key's indexed exchanges (None unless `docs`) and
+    the document frequency of each of `terms` it holds (a term not indexed is left out)."""
     prefix = _prefix(session_id)
-    names = [prefix + "_n", *(prefix + q.term for q in query.terms)]
+    names = [*([prefix + "_n"] if docs else []), *(prefix + t for t in terms)]
+    if not names:
+        return None, {}
     marks = ", ".join("?" * len(names))
-    stats = dict(
-        db.execute(f"SELECT term, doc FROM {_vocab(session_id)} WHERE term IN ({marks})", names)
-    )
-    docs = int(stats.pop(prefix + "_n", 0))
-    df = {name.removeprefix(prefix): int(n) for name, n in stats.items()}
+    sql = f"SELECT term, doc FROM {_vocab(session_id)} WHERE term IN ({marks})"
+    stats = dict(db.execute(sql, names))
+    count = int(stats.pop(prefix + "_n", 0)) if docs else None
+    return count, {name.removeprefix(prefix): int(n) for name, n in stats.items()}
+
+
+def search_with(
+    db: sqlite3.Connection, query: RecallQuery, docs: int, df: Mapping[str, int]
+) -> list[Hit]:
+    """`search` over the key's statistics as given (`memory.recall.stats`)."""
     wanted = searchable(query.terms, df, docs)
-    if not wanted:
+    if not wanted or query.limit <= 0:
         return []
+    session_id, prefix = query.session_id, _prefix(query.session_id)
     match = " OR ".join(f'"{prefix}{q.term}"' for q in wanted)
-    bound = 2**62 if before is None else before
+    bound = 2**62 if query.before is None else query.before
     candidates = _candidates(db, session_id, match, query.episode_id, bound)
     if query.previous is None:
         return rank(wanted, candidates, df, docs, query.limit)

@@ -119,6 +119,7 @@ class SQLiteStore:
     def _foreign_commit(self) -> None:
         """Another connection wrote (a CLI next to the bot): what is held may be stale."""
         self._recall.hot.clear()
+        self._recall.stats.clear()
         self._states.clear()
 
 

@@ -273,8 +273,10 @@ def record_chat_usage(db: sqlite3.Connection, exchange_id: int, new: NewExchange
 
 
 class SQLiteTurns:
-    """The turn's part of `SQLiteStore`. A turn makes four round trips: intake, state,
-    exchange, done (the done mark rides with the next write)."""
+    """The turn's part of `SQLiteStore`. A turn makes two round trips, both write
+    transactions: the intake (its state read inside it, kept for the turn) before the
+    model call, the exchange after it; the done mark rides with the next write
+    (`tests/bot/conversation/test_round_trips.py`)."""
 
     def __init__(self, db: GroupCommitWriter, recall: SQLiteRecall, states: IntakeStates) -> None:
         self.db = db
@@ -306,11 +308,14 @@ class SQLiteTurns:
 
     async def record_exchange(self, new: NewExchange) -> Exchange:
         words = recall_index.exchange_terms(new.user_text, new.reply_text) if new.signal else None
-        hot = self.recall.hot
+        hot, stats = self.recall.hot, self.recall.stats
+        if words is not None:
+            stats.writing(new.session_id)
         try:
             exchange_id = await self.db.atomic(partial(insert_exchange, new=new, words=words))
         except BaseException:  # a cancelled caller's write is committed all the same
             hot.drop(new.session_id)
+            stats.drop(new.session_id, writing=words is not None)
             raise
         finally:
             self.states.void_session(new.session_id)
@@ -325,6 +330,7 @@ class SQLiteTurns:
         )
         if words is not None:
             hot.add(new.session_id, Indexed(exchange, words))
+            stats.added(new.session_id, words)
         return exchange
 
     async def set_debug(self, key: str, on: bool, at: datetime, user: str) -> None:
