@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -42,7 +42,7 @@ GAP = re.compile(r"^\+(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?$")
 
 def _gap(text: str) -> timedelta:
     m = GAP.match(text)
-    if not m or not any(m.groups()) and text != "+0m":
+    if not m or (not any(m.groups()) and text != "+0m"):
         raise ValueError(f"bad gap {text!r}")
     d, h, mi = (int(g or 0) for g in m.groups())
     return timedelta(days=d, hours=h, minutes=mi)
@@ -56,7 +56,7 @@ def _blocks(path: Path) -> list[tuple[list[str], list[str]]]:
     out: list[tuple[list[str], list[str]]] = []
     for raw in path.read_text(encoding="utf-8").splitlines():
         line = raw.strip()
-        if not line or line.startswith("#") and not line.startswith("## "):
+        if not line or (line.startswith("#") and not line.startswith("## ")):
             continue
         if line.startswith("## "):
             out.append((line[3:].split(), []))
@@ -66,11 +66,11 @@ def _blocks(path: Path) -> list[tuple[list[str], list[str]]]:
 
 
 def _start(head: list[str]) -> datetime:
-    return datetime.fromisoformat(head[2]).replace(tzinfo=timezone.utc)
+    return datetime.fromisoformat(head[2]).replace(tzinfo=UTC)
 
 
 def build_sessions(paths: list[Path]) -> list[dict[str, object]]:
-    rows = []
+    rows: list[dict[str, object]] = []
     for path in paths:
         for head, lines in _blocks(path):
             t = _start(head)
@@ -81,14 +81,22 @@ def build_sessions(paths: list[Path]) -> list[dict[str, object]]:
                 t = t + _gap(gap)
                 label, kind = CODES[code]
                 exchanges.append(
-                    {"user": user, "assistant": assistant, "ts": _iso(t), "label": label, "kind": kind}
+                    {
+                        "user": user,
+                        "assistant": assistant,
+                        "ts": _iso(t),
+                        "label": label,
+                        "kind": kind,
+                    }
                 )
-            rows.append({"id": head[0], "lang": head[1], "split": "written", "exchanges": exchanges})
+            rows.append(
+                {"id": head[0], "lang": head[1], "split": "written", "exchanges": exchanges}
+            )
     return rows
 
 
 def build_longcases(paths: list[Path]) -> list[dict[str, object]]:
-    rows = []
+    rows: list[dict[str, object]] = []
     for path in paths:
         for head, lines in _blocks(path):
             t = _start(head)
@@ -106,7 +114,9 @@ def build_longcases(paths: list[Path]) -> list[dict[str, object]]:
 
 
 def _write(path: Path, rows: list[dict[str, object]]) -> None:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
+    )
 
 
 def main() -> None:
