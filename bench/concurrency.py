@@ -30,6 +30,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bench.common import (
     FastChat,
@@ -45,6 +46,7 @@ from bench.common import (
 from bench.data.seed import SeedSession, seed
 from bot.app import App
 from bot.conversation.inbound import Inbound
+from memory.fold.offload import ProcessFoldRunner
 from memory.types import SessionKey
 
 
@@ -112,14 +114,13 @@ async def _run(
     offline_workers: int | None = None,
 ) -> tuple[Wave, Wave, int]:
     summary = SleepySummaryModel(fold_latency)
-    if offline_workers is None:
-        model = {"summary_model": "openai:bench-summary"}
-    else:
+    model: dict[str, Any] = {"summary_model": "openai:bench-summary"}
+    if offline_workers is not None:
         model = {"summary_model": "offline", "fold_workers": offline_workers}
-    settings = bench_settings(db, fold_batch=fold_batch, **model)  # type: ignore[arg-type]
+    settings = bench_settings(db, fold_batch=fold_batch, **model)
     app = await build_app(settings, FastChat(delay=latency), summary)
-    if offline_workers:
-        await app.folds.runner.start()  # type: ignore[attr-defined]  # not inside a wave
+    if isinstance(app.folds.runner, ProcessFoldRunner):
+        await app.folds.runner.start()  # the worker's start-up is not inside a wave
     try:
         first = await wave(app, keys, "w1")
         second = await wave(app, keys, "w2")
