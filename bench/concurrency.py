@@ -156,12 +156,13 @@ def report(result: Result) -> list[Target]:
     )
     print(
         f"  second wave, no folds due: p50 {ms(result.no_folds.p50)}   "
-        f"p99 {ms(percentile(result.no_folds.latencies, 99))}"
+        f"p99 {ms(percentile(result.no_folds.latencies, 99))}   "
+        f"CPU {result.no_folds.cpu_s:.2f} s"
     )
     print(
         f"  second wave, folds running ({result.fold_calls} summary calls): "
         f"p50 {ms(result.folds.p50)}   "
-        f"p99 {ms(percentile(result.folds.latencies, 99))}"
+        f"p99 {ms(percentile(result.folds.latencies, 99))}   CPU {result.folds.cpu_s:.2f} s"
     )
     print(f"  reply p50 ratio folds/no folds = {result.fold_ratio:.3f}")
     for name, arm in (("in a worker", result.offline), ("on the loop", result.offline_loop)):

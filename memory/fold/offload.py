@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import signal
 import time
 from collections.abc import Coroutine, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -222,5 +223,7 @@ def run_to_end(coro: Coroutine[Any, Any, T]) -> T:
 
 
 def _warm() -> None:
-    """Load the BPE tables when a worker starts, not inside its first fold."""
+    """A worker's start: Ctrl-C reaches the whole process group, but stopping the worker
+    is its parent's call (`aclose`); the BPE tables load now, not inside the first fold."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     default_tokenizer().count("warm-up")

@@ -147,6 +147,23 @@ async def test_a_lost_worker_costs_one_fold_on_the_loop() -> None:
     assert children() == before
 
 
+async def test_ctrl_c_leaves_stopping_the_worker_to_its_parent() -> None:
+    """Ctrl-C reaches the whole process group: the worker ignores it (no traceback, no
+    lost fold), and the parent's shutdown stops it."""
+    before = children()
+    runner = ProcessFoldRunner(1)
+    try:
+        await runner.start()
+        (worker,) = children() - before
+        os.kill(worker, signal.SIGINT)
+        await asyncio.sleep(0.2)
+        batch = long_case(4)
+        assert await fold_with(runner, "", batch) == await fold_with(InlineFoldRunner(), "", batch)
+        assert children() - before == {worker}
+    finally:
+        await runner.aclose()
+
+
 async def test_a_cancelled_fold_leaves_the_worker_usable(runner: ProcessFoldRunner) -> None:
     """Cancelling a fold while the worker runs it (a sync fold past its deadline) raises
     in the caller only; the next fold is answered, with its own inputs."""
