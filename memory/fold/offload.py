@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import multiprocessing.connection
+import os
 import signal
+import threading
 import time
 from collections.abc import Coroutine, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -135,7 +138,7 @@ class ProcessFoldRunner(InlineFoldRunner):
         """Start the workers now and wait until they are ready (else: at the first fold)."""
         pool = self._started()
         await asyncio.gather(
-            *(asyncio.wrap_future(pool.submit(_warm)) for _ in range(self.workers))
+            *(asyncio.wrap_future(pool.submit(_ready)) for _ in range(self.workers))
         )
 
     async def aclose(self) -> None:
@@ -148,7 +151,7 @@ class ProcessFoldRunner(InlineFoldRunner):
     def _started(self) -> ProcessPoolExecutor:
         if self._pool is None:
             context = multiprocessing.get_context("spawn")
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_warm)
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_init)
         return self._pool
 
     def _discard(self) -> None:
@@ -222,8 +225,22 @@ def run_to_end(coro: Coroutine[Any, Any, T]) -> T:
     raise RuntimeError("an offline fold suspended")
 
 
-def _warm() -> None:
-    """A worker's start: Ctrl-C reaches the whole process group, but stopping the worker
-    is its parent's call (`aclose`); the BPE tables load now, not inside the first fold."""
+def _init() -> None:
+    """A worker's start. Ctrl-C reaches the whole process group, but stopping the worker
+    is its parent's call (`aclose`); a parent killed outright (it never called `aclose`)
+    takes the worker with it; the BPE tables load now, not inside the first fold."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        watch = threading.Thread(target=_exit_with, args=(parent.sentinel,), daemon=True)
+        watch.start()
     default_tokenizer().count("warm-up")
+
+
+def _exit_with(sentinel: int) -> None:
+    multiprocessing.connection.wait([sentinel])  # readable: the parent is gone
+    os._exit(0)
+
+
+def _ready() -> None:
+    """Returns once a worker has run `_init`."""

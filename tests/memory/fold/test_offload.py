@@ -6,9 +6,12 @@ import asyncio
 import multiprocessing
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -162,6 +165,51 @@ async def test_ctrl_c_leaves_stopping_the_worker_to_its_parent() -> None:
         assert children() - before == {worker}
     finally:
         await runner.aclose()
+
+
+KILLED_PARENT = """
+import asyncio, multiprocessing, os, signal
+from memory.fold.offload import ProcessFoldRunner
+
+async def main():
+    await ProcessFoldRunner(1).start()
+    print(*(p.pid for p in multiprocessing.active_children()), flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+if __name__ == "__main__":
+    asyncio.run(main())
+"""
+
+
+def running(pid: int) -> bool:
+    """Alive and not a zombie (an orphan is reaped by whoever adopts it, maybe never)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+async def test_a_worker_does_not_outlive_a_killed_parent(tmp_path: Path) -> None:
+    """A bot killed with -9 never calls `aclose`: its fold worker exits by itself."""
+    script = tmp_path / "parent.py"
+    script.write_text(KILLED_PARENT)
+    done = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[3])},
+        check=False,
+    )
+    (worker,) = (int(pid) for pid in done.stdout.split())
+    for _ in range(100):
+        if not running(worker):
+            break
+        await asyncio.sleep(0.05)
+    assert not running(worker)
 
 
 async def test_a_cancelled_fold_leaves_the_worker_usable(runner: ProcessFoldRunner) -> None:
