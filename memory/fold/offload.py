@@ -9,7 +9,9 @@ fold, closed by `aclose`; the worker runs the very same `fold_text` over the sam
 with the same tokenizer, so the summary is byte-identical to a fold on the loop. A fold
 the worker cannot reproduce (a model summarizer, which is a network wait and stays on the
 loop; a tokenizer other than the default) runs on the loop as before. Store reads and
-writes never leave the loop: only text goes to the worker and comes back.
+writes never leave the loop: only text goes to the worker and comes back. The worker's
+caches are its own, so it reads again texts the loop had already read (a message's facts
+and tokens): more CPU in total (docs/benchmarks.md), for a loop that no fold stalls.
 """
 
 from __future__ import annotations
