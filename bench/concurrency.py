@@ -14,6 +14,12 @@ requests a background fold per chat; folds run during the second wave, at most
 VENTANA_FOLD_CONCURRENCY at once, the rest queued. In the "no folds" run the fold batch is
 200, so nothing is due and the turns are otherwise the same. The figure is p50(folds) ÷
 p50(no folds).
+
+Offline folds: the same "folds due" run with the offline summarizer (extractive summary
+and fact guard, CPU rather than a network wait), once with its CPU in a worker process
+(`VENTANA_FOLD_WORKERS=1`, the default) and once on the event loop (`=0`); each is
+p50(offline folds) ÷ p50(no folds). Next to each, the CPU of the event loop's process and
+of the fold worker over the second wave.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bench.common import (
     FastChat,
@@ -39,6 +46,7 @@ from bench.common import (
 from bench.data.seed import SeedSession, seed
 from bot.app import App
 from bot.conversation.inbound import Inbound
+from memory.fold.offload import ProcessFoldRunner
 from memory.types import SessionKey
 
 
@@ -46,6 +54,8 @@ from memory.types import SessionKey
 class Wave:
     wall_s: float
     latencies: tuple[float, ...]
+    cpu_s: float = 0.0  # this process's CPU over the wave
+    worker_cpu_s: float = 0.0  # the fold workers' CPU over the wave
 
     @property
     def p50(self) -> float:
@@ -60,6 +70,11 @@ class Result:
     no_folds: Wave
     folds: Wave
     fold_calls: int  # summary-model calls started during the folds run
+    offline: Wave  # offline folds due, their CPU in a worker process
+    offline_loop: Wave  # the same on the event loop
+
+    def ratio(self, wave: Wave) -> float:
+        return wave.p50 / self.no_folds.p50
 
     @property
     def efficiency(self) -> float:
@@ -80,17 +95,32 @@ async def wave(app: App, keys: Sequence[str], tag: str) -> Wave:
         assert replies
         return time.perf_counter() - t0
 
-    started = time.perf_counter()
+    started, cpu, worker = time.perf_counter(), time.process_time(), app.folds.runner.cpu_s
     latencies = await asyncio.gather(*(one(key) for key in keys))
-    return Wave(time.perf_counter() - started, tuple(latencies))
+    return Wave(
+        time.perf_counter() - started,
+        tuple(latencies),
+        time.process_time() - cpu,
+        app.folds.runner.cpu_s - worker,
+    )
 
 
 async def _run(
-    db: Path, keys: Sequence[str], latency: float, fold_latency: float, fold_batch: int = 4
+    db: Path,
+    keys: Sequence[str],
+    latency: float,
+    fold_latency: float,
+    fold_batch: int = 4,
+    offline_workers: int | None = None,
 ) -> tuple[Wave, Wave, int]:
     summary = SleepySummaryModel(fold_latency)
-    settings = bench_settings(db, summary_model="openai:bench-summary", fold_batch=fold_batch)
+    model: dict[str, Any] = {"summary_model": "openai:bench-summary"}
+    if offline_workers is not None:
+        model = {"summary_model": "offline", "fold_workers": offline_workers}
+    settings = bench_settings(db, fold_batch=fold_batch, **model)
     app = await build_app(settings, FastChat(delay=latency), summary)
+    if isinstance(app.folds.runner, ProcessFoldRunner):
+        await app.folds.runner.start()  # the worker's start-up is not inside a wave
     try:
         first = await wave(app, keys, "w1")
         second = await wave(app, keys, "w2")
@@ -103,14 +133,17 @@ async def _run(
 async def measure(chats: int, latency: float, fold_latency: float) -> Result:
     keys = [f"telegram:{100_000 + i}" for i in range(chats)]
     with tempfile.TemporaryDirectory(prefix="ventana-conc-") as tmp:
-        fresh, quiet, due = (Path(tmp) / f"{name}.db" for name in ("fresh", "quiet", "due"))
-        for db in (quiet, due):
+        names = ("fresh", "quiet", "due", "offline", "offline_loop")
+        fresh, quiet, due, offline, on_loop = (Path(tmp) / f"{name}.db" for name in names)
+        for db in (quiet, due, offline, on_loop):
             await asyncio.to_thread(seed, db, [SeedSession(k, 9, summarize=False) for k in keys])
         burst, _, _ = await _run(fresh, keys, latency, fold_latency)
         # Same data and turns; only whether a fold is due differs (batch 4 vs never).
         _, no_folds, _ = await _run(quiet, keys, latency, fold_latency, fold_batch=200)
         _, folds, calls = await _run(due, keys, latency, fold_latency)
-    return Result(chats, latency, burst, no_folds, folds, calls)
+        _, worker, _ = await _run(offline, keys, latency, fold_latency, offline_workers=1)
+        _, loop, _ = await _run(on_loop, keys, latency, fold_latency, offline_workers=0)
+    return Result(chats, latency, burst, no_folds, folds, calls, worker, loop)
 
 
 def report(result: Result) -> list[Target]:
@@ -123,14 +156,21 @@ def report(result: Result) -> list[Target]:
     )
     print(
         f"  second wave, no folds due: p50 {ms(result.no_folds.p50)}   "
-        f"p99 {ms(percentile(result.no_folds.latencies, 99))}"
+        f"p99 {ms(percentile(result.no_folds.latencies, 99))}   "
+        f"CPU {result.no_folds.cpu_s:.2f} s"
     )
     print(
         f"  second wave, folds running ({result.fold_calls} summary calls): "
         f"p50 {ms(result.folds.p50)}   "
-        f"p99 {ms(percentile(result.folds.latencies, 99))}"
+        f"p99 {ms(percentile(result.folds.latencies, 99))}   CPU {result.folds.cpu_s:.2f} s"
     )
     print(f"  reply p50 ratio folds/no folds = {result.fold_ratio:.3f}")
+    for name, arm in (("in a worker", result.offline), ("on the loop", result.offline_loop)):
+        print(
+            f"  second wave, offline folds {name}: p50 {ms(arm.p50)}   "
+            f"p99 {ms(percentile(arm.latencies, 99))}   ratio {result.ratio(arm):.3f}   "
+            f"CPU loop process {arm.cpu_s:.2f} s, worker {arm.worker_cpu_s:.2f} s"
+        )
     return [
         Target(
             "concurrency",
@@ -147,6 +187,14 @@ def report(result: Result) -> list[Target]:
             1.05,
             "low",
             f"{result.fold_ratio:.3f}",
+        ),
+        Target(
+            "concurrency",
+            "reply p50 with offline folds ÷ without",
+            result.ratio(result.offline),
+            1.05,
+            "low",
+            f"{result.ratio(result.offline):.3f}",
         ),
     ]
 

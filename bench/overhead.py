@@ -17,8 +17,9 @@ Two schedules, both printed:
   arrives, as a bot serving S chats does (the throughput the process can sustain).
 
 Rounds alternate theirs/ours; the median round of each is reported. Next to turns/s and
-p50/p99, each side's CPU per turn (process time, every thread, over the timed span): both
-sides are CPU-bound, so this is what the throughput ratio follows.
+p50/p99, each side's CPU per turn (process time, every thread, over the timed span, plus
+the fold worker process's time on folds, also shown apart): both sides are CPU-bound, so
+this is what the throughput ratio follows.
 
 Durability differs between the defaults: ours runs SQLite's WAL with `synchronous=NORMAL`
 (a commit survives the process being killed; the WAL reaches the disk at checkpoints),
@@ -51,6 +52,7 @@ from bench.common import (
 )
 from bench.data.transcripts import long_support
 from bot.conversation.inbound import Inbound
+from memory.fold.offload import ProcessFoldRunner
 from memory.types import SessionKey
 from providers.base import ChatRequest, Message
 
@@ -64,6 +66,7 @@ class Run:
     wall_s: float
     per_turn_s: tuple[float, ...]
     cpu_s: float = 0.0  # the process's CPU time (every thread) over the timed span
+    worker_cpu_s: float = 0.0  # of which the fold worker process's (folds off the loop)
 
     @property
     def rate(self) -> float:
@@ -175,6 +178,8 @@ async def run_ours(
 ) -> Run:
     settings = bench_settings(db, window_exchanges=WINDOW, db_sync=sync)
     app = await build_app(settings, FastChat())
+    if isinstance(app.folds.runner, ProcessFoldRunner):
+        await app.folds.runner.start()  # its start-up is not a turn's
 
     async def turn(s: int, t: int) -> None:
         key = f"telegram:{1000 + s}"
@@ -188,7 +193,8 @@ async def run_ours(
     finally:
         await app.aclose()
     name = "ventana" if sync == "normal" else f"ventana, sync={sync}"
-    return Run(name, len(times), wall, tuple(times), cpu)
+    worker = app.folds.runner.cpu_s
+    return Run(name, len(times), wall, tuple(times), cpu + worker, worker)
 
 
 def session_class(sync: str) -> Any:
@@ -323,6 +329,7 @@ def report(result: Result) -> list[Target]:
         print(
             f"  {run.name:<30} {run.rate:8.1f} turns/s   p50 {ms(run.p50):>10}   "
             f"p99 {ms(run.p99):>10}   CPU/turn {ms(run.cpu_per_turn):>9}"
+            + (f" (fold worker {ms(run.worker_cpu_s / run.turns)})" if run.worker_cpu_s else "")
         )
     if result.ratio is None:
         print("  openai-agents not installed: no baseline (pip install -e '.[bench]')")

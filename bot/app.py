@@ -15,6 +15,7 @@ from bot.conversation.handler import ConversationHandler
 from config.settings import Settings
 from memory.engine import EngineConfig, MemoryEngine, TurnObserver
 from memory.fold.extractive import ExtractiveSummarizer
+from memory.fold.offload import ProcessFoldRunner
 from memory.fold.service import FoldService
 from memory.fold.summarizer import ModelSummarizer, Summarizer
 from memory.store import Store
@@ -104,6 +105,9 @@ def build_engine(
     construction (`clock`: the wall clock unless given)."""
     clock = clock or (lambda: datetime.now(UTC))
     tokenizer = default_tokenizer() if tokenizer is None else tokenizer
+    offline = settings.summary_spec.provider == "offline"
+    # A model fold is a network wait; an offline fold is CPU, kept off the loop's.
+    workers = settings.fold_workers if offline else 0
     folds = FoldService(
         store,
         make_summarizer(settings, summary_model),
@@ -114,8 +118,8 @@ def build_engine(
         language=settings.language,
         concurrency=settings.fold_concurrency,
         clock=clock,
+        runner=ProcessFoldRunner(workers) if workers else None,
     )
-    offline = settings.summary_spec.provider == "offline"
     return MemoryEngine(
         store,
         chat_model,

@@ -81,6 +81,8 @@ class Settings(BaseSettings):
     window_exchanges: int = _v("VENTANA_WINDOW_EXCHANGES", 6, ge=1, le=200)
     fold_batch: int = _v("VENTANA_FOLD_BATCH", 4, ge=1, le=200)
     fold_concurrency: int = _v("VENTANA_FOLD_CONCURRENCY", 16, ge=1, le=1000)
+    # Processes running the offline fold (extractive summary, fact guard); 0: on the loop.
+    fold_workers: int = _v("VENTANA_FOLD_WORKERS", 1, ge=0, le=64)
     context_tokens: int = _v("VENTANA_CONTEXT_TOKENS", 8000, ge=512, le=2_000_000)
     reply_tokens: int = _v("VENTANA_REPLY_TOKENS", 1024, ge=16, le=200_000)
     # A model that ignores its token limit is cut here: the reply is noise, not 1,000 messages.

@@ -153,12 +153,15 @@ async def test_growth_compares_two_sizes() -> None:
 
 
 async def test_concurrency_reports_efficiency_and_fold_ratio() -> None:
-    """A tiny burst with a slow fake model: efficiency and fold ratio are reported."""
+    """A tiny burst with a slow fake model: efficiency and fold ratios are reported, the
+    offline folds' once in the fold worker and once on the loop (no worker CPU there)."""
     result = await concurrency.measure(5, 0.05, 0.1)
     assert len(result.burst.latencies) == 5
     assert result.fold_calls > 0
     assert 0 < result.efficiency <= 1.0
-    assert len(concurrency.report(result)) == 2
+    assert len(result.offline.latencies) == len(result.offline_loop.latencies) == 5
+    assert result.offline_loop.worker_cpu_s == 0
+    assert len(concurrency.report(result)) == 3
 
 
 async def test_tokens_reports_per_turn_and_totals() -> None:

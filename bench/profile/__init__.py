@@ -3,12 +3,13 @@
     python -m bench.profile [--chats S] [--turns T] [--rate HZ] [--out DIR] [--quick]
 
 Each schedule of `bench.overhead` (one at a time, then the S chats concurrently) runs in a
-child process under `py-spy record --format raw` (every thread: the event loop, SQLite's
-threads, the fold-ins'; idle threads are not sampled). Each sample is charged to the
-innermost frame of ours, mapped to its owner by path (`OWNERS`, first match wins):
-intake, store, recall, facts, topic, text, fold, render, engine, providers, channels; a
-sample with no frame of ours (the interpreter between tasks, asyncio's own loop) counts
-as `runtime`. The bench harness (the fake model, the schedule) is `bench`.
+child process under `py-spy record --format raw --subprocesses` (every thread: the event
+loop, SQLite's threads, and the fold worker process's; idle threads are not sampled).
+Each sample is charged to the innermost frame of ours, mapped to its owner by path
+(`OWNERS`, first match wins): intake, store, recall, facts, topic, text, fold, render,
+engine, providers, channels; a sample with no frame of ours (the interpreter between
+tasks, asyncio's own loop) counts as `runtime`. The bench harness (the fake model, the
+schedule) is `bench`.
 
 Printed per schedule: the share of samples of each owner and its CPU per turn (the share
 times the child's measured CPU per turn), next to the whole turn's CPU per turn and
@@ -35,6 +36,7 @@ from pathlib import Path
 
 from bench.common import Target, ms, quiet_logs, ts
 from bot.conversation.inbound import Inbound
+from memory.fold.offload import ProcessFoldRunner
 from memory.types import SessionKey
 
 # (path prefix, owner): the innermost frame of ours decides; the first prefix that
@@ -156,6 +158,8 @@ def _child(schedule: str, chats: int, turns: int) -> None:
     async def ours() -> tuple[int, float]:
         settings = bench_settings(tmp / "v.db", window_exchanges=overhead.WINDOW)
         app = await build_app(settings, FastChat())
+        if isinstance(app.folds.runner, ProcessFoldRunner):
+            await app.folds.runner.start()  # started before the span, sampled within it
 
         async def turn(s: int, t: int) -> None:
             key = f"telegram:{1000 + s}"
@@ -165,7 +169,7 @@ def _child(schedule: str, chats: int, turns: int) -> None:
         print("ready", flush=True)
         sys.stdin.readline()
         times, _wall, cpu = await overhead._timed(turn, texts, concurrent, app.folds.drain)
-        return len(times), cpu / len(times)
+        return len(times), (cpu + app.folds.runner.cpu_s) / len(times)
 
     count, cpu = asyncio.run(ours())
     print(json.dumps({"turns": count, "cpu": cpu, "theirs": theirs}), flush=True)
@@ -195,6 +199,7 @@ def profile(schedule: str, chats: int, turns: int, rate: int, out: Path) -> Prof
         if proc.stdout.readline().strip() != "ready":
             raise SystemExit("bench.profile: the profiled run failed before its turns")
         command = [spy, "record", "--format", "raw", "--full-filenames", "-r", str(rate)]
+        command += ["--subprocesses"]  # the fold worker's samples (VENTANA_FOLD_WORKERS)
         command += ["-o", str(raw)]
         spied = subprocess.Popen(
             [*command, "--pid", str(proc.pid)],

@@ -19,8 +19,8 @@ from typing import Literal
 
 import structlog
 
-from memory.facts import IDENTITY_KINDS, Fact, extract_facts
-from memory.fold.summarizer import Summarizer, fold_text
+from memory.fold.offload import FoldRunner, InlineFoldRunner
+from memory.fold.summarizer import Summarizer
 from memory.store.summaries import NewSummary, SummaryStore
 from memory.tokens import Tokenizer
 from memory.types import Exchange, SummaryVersion, TurnState
@@ -30,7 +30,6 @@ log = structlog.get_logger(__name__)
 REBUILD_BATCH = 24  # exchanges per summarizer call when rebuilding from raw
 FAILURE_COOLDOWN_S = 30.0  # after a summary-model error, background folds pause this long
 PIN_EXCHANGES = 10  # the opening exchanges whose facts are pinned in the summary
-PINNED_KINDS = IDENTITY_KINDS | {"amount", "date"}
 
 
 Failure = Literal["model_failed", "rejected"]
@@ -69,6 +68,7 @@ class FoldService:
         language: str,
         concurrency: int = 16,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        runner: FoldRunner | None = None,
     ) -> None:
         self.store = store
         self.summarizer = summarizer
@@ -78,6 +78,8 @@ class FoldService:
         self.summary_tokens = summary_tokens
         self.language = language
         self.clock = clock
+        # Where `fold_text`'s CPU runs (`memory/fold/offload.py`): the loop unless given.
+        self.runner: FoldRunner = runner or InlineFoldRunner()
         self.calls = 0  # summarizer calls, for reports
         self.input_tokens = 0
         self.output_tokens = 0
@@ -133,9 +135,14 @@ class FoldService:
             await asyncio.gather(task, return_exceptions=True)
 
     async def aclose(self) -> None:
-        for task in list(self._running.values()):
-            task.cancel()
-        await asyncio.gather(*list(self._running.values()), return_exceptions=True)
+        """Cancel the background folds (nothing half-written: the store writes a fold in
+        one transaction), then stop the runner's workers."""
+        try:
+            for task in list(self._running.values()):
+                task.cancel()
+            await asyncio.gather(*list(self._running.values()), return_exceptions=True)
+        finally:
+            await self.runner.aclose()
 
     # -- one fold -----------------------------------------------------------------------
 
@@ -160,7 +167,7 @@ class FoldService:
             if not state.pending or (only_if_due and len(state.pending) < self.fold_batch):
                 return None
             previous = state.summary.text if state.summary else ""
-            draft = await self._summarize(key, previous, state.pending, _pinned(opening))
+            draft = await self._summarize(key, previous, state.pending, opening)
             return None if draft is None else await self._write(state, draft, state.pending)
 
     async def rebuild(self, key: str) -> SummaryVersion | None:
@@ -201,10 +208,9 @@ class FoldService:
             return Rebuilt(None, "nothing_pending", current=current)
         draft = _Draft("", 0, 0, ())
         opening = await self.store.signal_exchanges(state.episode.id, 0, limit=PIN_EXCHANGES)
-        pinned = _pinned(opening)
         for start in range(0, len(exchanges), REBUILD_BATCH):
             batch = exchanges[start : start + REBUILD_BATCH]
-            step = await self._summarize_or_why(state.key, draft.text, batch, pinned)
+            step = await self._summarize_or_why(state.key, draft.text, batch, opening)
             if not isinstance(step, _Draft):
                 return Rebuilt(None, step[0], detail=step[1], current=current)
             draft = _Draft(
@@ -219,25 +225,26 @@ class FoldService:
         return Rebuilt(written, "written", current=written.version)
 
     async def _summarize(
-        self, key: str, previous: str, batch: Sequence[Exchange], pinned: frozenset[Fact]
+        self, key: str, previous: str, batch: Sequence[Exchange], opening: Sequence[Exchange]
     ) -> _Draft | None:
-        step = await self._summarize_or_why(key, previous, batch, pinned)
+        step = await self._summarize_or_why(key, previous, batch, opening)
         return step if isinstance(step, _Draft) else None
 
     async def _summarize_or_why(
-        self, key: str, previous: str, batch: Sequence[Exchange], pinned: frozenset[Fact]
+        self, key: str, previous: str, batch: Sequence[Exchange], opening: Sequence[Exchange]
     ) -> _Draft | tuple[Failure, str]:
         """The draft, or why there is none: the model failed (its error kind) or the
-        fact guard rejected what it wrote (the reason)."""
+        fact guard rejected what it wrote (the reason). `opening`: the episode's first
+        `PIN_EXCHANGES` signal exchanges, whose facts are pinned."""
         try:
-            outcome = await fold_text(
+            outcome = await self.runner.fold(
                 self.summarizer,
                 previous,
                 batch,
                 language=self.language,
                 cap_tokens=self.summary_tokens,
                 tokenizer=self.tokenizer,
-                pinned=pinned,
+                opening=opening,
             )
         except ProviderError as exc:
             log.warning("fold_failed", key=key, error=exc.kind, exchanges=len(batch))
@@ -323,16 +330,3 @@ class _KeyLock:
             del self.table[self.key]
         else:
             self.table[self.key] = (lock, users - 1)
-
-
-def _pinned(opening: Sequence[Exchange]) -> frozenset[Fact]:
-    """Facts from the opening of the episode (its first `PIN_EXCHANGES` signal
-    exchanges): where a customer says who they are and gives the order number, the
-    contact details and the amounts the whole case hangs on. Incidental values (a time,
-    a percentage) are not pinned."""
-    return frozenset(
-        fact
-        for ex in opening
-        for fact in extract_facts(ex.user_text) + extract_facts(ex.reply_text)
-        if fact.kind in PINNED_KINDS
-    )
