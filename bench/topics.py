@@ -150,14 +150,21 @@ def predict(session: Session, detect: Detector, window: int = DEFAULT_WINDOW) ->
     return out
 
 
+Predictor = Callable[[Session, Detector, int], list[bool]]
+
+
 def evaluate(
-    sessions: Sequence[Session], detect: Detector, window: int = DEFAULT_WINDOW
+    sessions: Sequence[Session],
+    detect: Detector,
+    window: int = DEFAULT_WINDOW,
+    run: Predictor | None = None,
 ) -> Result:
+    """Counts of `run`'s resets (every reset the detector makes, by default: `predict`)."""
     tp = fp = fn = side = 0
     misses: list[str] = []
     for session in sessions:
         for n, (turn, reset) in enumerate(
-            zip(session.turns, predict(session, detect, window), strict=True)
+            zip(session.turns, (run or predict)(session, detect, window), strict=True)
         ):
             gold = turn.label == "reset"
             tp += gold and reset

@@ -2,11 +2,12 @@
 
     python -m bench.topic_model.train [--out PATH] [--folds 5] [--quick]
 
-Training data: the TIAGE train split (chit-chat, ../shared/data/tiage/anno_train.json) and
-every labelled support session of tests/data/topics/sessions.jsonl (both of its splits:
-the rules were fitted to all of it, so it measures nothing any more; it is training data
-now). Support turns are weighted up so that a few hundred of them matter next to
-thousands of TIAGE turns. TIAGE dev and the blind sets are never read here.
+Training data: the TIAGE train split (chit-chat, ../shared/data/tiage/anno_train.json),
+the `fit` half of the labelled support sessions and every session written for training
+(`bench.topic_model.data`). The labelled `heldout` half is scored once, after the fit,
+in aggregate only (written into the model file as `heldout`). Support turns are weighted
+up so that a few hundred of them matter next to thousands of TIAGE turns. TIAGE dev and
+the blind sets are never read here.
 
 Rows follow the benches' episode semantics: a turn sees the episode since the last reset
 (the gold one while fitting). Cross-validation, grouped by dialogue, picks the L2 strength
@@ -15,7 +16,9 @@ benches do (a predicted reset restarts the episode):
 - `chat`: the threshold of the best CV F1 on TIAGE;
 - `support`: among thresholds with no CV reset on a support distractor (side question,
   aside, thanks, other-domain word, same-case return) and precision ≥ 0.9, the best
-  recall (the highest such threshold on a tie).
+  recall (the highest such threshold on a tie), counting the resets that *stand*: a
+  support dialogue is replayed as the product runs it, with the soft reset's revert
+  (`bench.topic_model.soft.replay_standing`).
 The final model is fitted on all the training data and written with its CV scores.
 """
 
@@ -33,8 +36,13 @@ import numpy as np
 import numpy.typing as npt
 
 from bench import topic_tiage, topics
+from bench.topic_model import data as support_data
+from bench.topic_model.scores import Counts
+from bench.topic_model.soft import replay_standing
 from memory.topic.context import TopicContext
 from memory.topic.features import FEATURES, extract
+from memory.topic.learned import detect_learned
+from memory.topic.model import parse_model
 from memory.types import Exchange
 
 REPO = Path(__file__).resolve().parents[2]
@@ -59,6 +67,7 @@ class Unit:
     kinds: list[str]
     build: Callable[[int, int], TopicContext]
     fold: int = 0
+    turns: tuple[topics.Turn, ...] = ()  # a support dialogue's, for the soft reset's revert
     cache: dict[tuple[int, int], tuple[float, ...]] = field(default_factory=dict)
 
     def features(self, start: int, i: int) -> tuple[float, ...]:
@@ -105,7 +114,8 @@ def support_units(sessions: Sequence[topics.Session]) -> list[Unit]:
             )
 
         gold = [t.label == "reset" for t in turns]
-        units.append(Unit(session.id, "support", gold, [t.kind for t in turns], build))
+        kinds = [t.kind for t in turns]
+        units.append(Unit(session.id, "support", gold, kinds, build, turns=turns))
     return units
 
 
@@ -215,7 +225,12 @@ def fit_units(units: Sequence[Unit], l2: float, support_weight: float) -> Fit:
 
 
 def replay(unit: Unit, model: Fit, threshold: float) -> list[bool]:
-    """The benches' semantics: a predicted reset restarts the episode at that turn."""
+    """The benches' semantics: a predicted reset restarts the episode at that turn; in a
+    support dialogue, a reset the next messages revert does not stand."""
+    if unit.turns:
+        return replay_standing(
+            unit.turns, lambda start, i: model.probability(unit.features(start, i)), threshold
+        )
     start, out = 0, [False]
     for i in range(1, len(unit.gold)):
         reset = model.probability(unit.features(start, i)) >= threshold
@@ -223,45 +238,6 @@ def replay(unit: Unit, model: Fit, threshold: float) -> list[bool]:
         if reset:
             start = i
     return out
-
-
-@dataclass
-class Counts:
-    tp: int = 0
-    fp: int = 0
-    fn: int = 0
-    side: int = 0
-
-    def add(self, unit: Unit, predicted: Sequence[bool]) -> None:
-        for gold, pred, kind in zip(unit.gold[1:], predicted[1:], unit.kinds[1:], strict=True):
-            self.tp += gold and pred
-            self.fp += pred and not gold
-            self.fn += gold and not pred
-            self.side += pred and kind in topics.SIDE_KINDS
-
-    @property
-    def precision(self) -> float:
-        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
-
-    @property
-    def recall(self) -> float:
-        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
-
-    @property
-    def f1(self) -> float:
-        p, r = self.precision, self.recall
-        return 2 * p * r / (p + r) if p + r else 0.0
-
-    def as_dict(self) -> dict[str, float]:
-        return {
-            "precision": round(self.precision, 3),
-            "recall": round(self.recall, 3),
-            "f1": round(self.f1, 3),
-            "tp": self.tp,
-            "fp": self.fp,
-            "fn": self.fn,
-            "side_resets": self.side,
-        }
 
 
 def cross_validate(
@@ -335,18 +311,27 @@ def head(model: Fit, choice: Choice) -> dict[str, object]:
     }
 
 
+def detector(profile: dict[str, object]) -> topics.Detector:
+    """The support detector of a head just fitted, for the held-out score."""
+    doc = {"version": VERSION, "features": list(FEATURES), "profiles": {"support": profile}}
+    model = parse_model(doc)["support"]
+    return lambda ctx: detect_learned(ctx, "support", model)
+
+
 def main(argv: Sequence[str] | None = None) -> dict[str, object]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--tiage", type=Path, default=topic_tiage.DEFAULT_DATA)
     parser.add_argument("--sessions", type=Path, default=topics.DEFAULT_DATA)
+    parser.add_argument("--written", type=Path, default=support_data.WRITTEN)
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--splice", type=int, default=SPLICE, help="spliced sessions/session")
     parser.add_argument("--limit", type=int, default=0, help="first N dialogues of each set")
     parser.add_argument("--quick", action="store_true", help="a smaller grid")
     args = parser.parse_args(argv)
     dialogs = topic_tiage.load(args.tiage, "train")
-    sessions = topics.load(args.sessions)
+    support = support_data.load(args.sessions, written=args.written)
+    sessions = list(support.training)
     if args.limit:
         dialogs, sessions = dialogs[: args.limit], sessions[: args.limit]
     units = build_units(dialogs, sessions, args.folds, args.splice)
@@ -358,6 +343,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, object]:
     )
     choices = search(units, args.folds, args.quick, print)
     heads = {p: head(fit_units(units, c.l2, c.support_weight), c) for p, c in choices.items()}
+    held = support_data.heldout_scores(support.heldout, detector(heads["support"]))
+    print(f"held-out labelled half (support profile, aggregate): {held}")
     doc: dict[str, object] = {
         "version": VERSION,
         "kind": "logistic_regression",
@@ -366,11 +353,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, object]:
         "trained": datetime.now(UTC).date().isoformat(),
         "training_data": {
             "tiage": f"anno_train.json, {len(dialogs)} dialogues",
-            "support": f"tests/data/topics/sessions.jsonl, {len(sessions)} sessions, "
+            "support": f"{len(support.fit)} sessions of tests/data/topics/sessions.jsonl "
+            f"(split.json's fit half), {len(support.written)} of "
+            f"bench/data/support_train/sessions.jsonl, "
             f"+{args.splice} spliced multi-case sessions per session",
             "rows": {"tiage": sources.count("tiage"), "support": sources.count("support")},
         },
         "cv": {"folds": args.folds, "grouped_by": "dialogue (spliced: within a fold)"},
+        "heldout": held,
         "window": WINDOW,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
