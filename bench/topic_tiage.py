@@ -205,7 +205,7 @@ def main(argv: Sequence[str] | None = None) -> list[Target]:
     print(_line("always-shift", baseline))
     print(
         "  learned: logistic regression (memory/topic/models), thresholds chosen by CV on "
-        "TIAGE train + the labelled sessions; rules: the hand-written baseline arm. chat: "
+        "TIAGE train + support sessions (bench.topic_model.data); rules: the baseline arm. chat: "
         "the best-F1 threshold; support: the product default, precision first."
     )
     if args.split != "dev":

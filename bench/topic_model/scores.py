@@ -8,6 +8,8 @@ from typing import Protocol
 
 from bench import topics
 
+DISTRACTOR_SCALE = 328  # issue 28: ≤ 1 false reset over 328 side questions and asides
+
 
 class Scored(Protocol):
     gold: list[bool]
@@ -20,6 +22,7 @@ class Counts:
     fp: int = 0
     fn: int = 0
     side: int = 0
+    distractors: int = 0  # continues of a distractor kind (side question, aside, thanks…)
 
     def add(self, unit: Scored, predicted: Sequence[bool]) -> None:
         for gold, pred, kind in zip(unit.gold[1:], predicted[1:], unit.kinds[1:], strict=True):
@@ -27,6 +30,13 @@ class Counts:
             self.fp += pred and not gold
             self.fn += gold and not pred
             self.side += pred and kind in topics.SIDE_KINDS
+            self.distractors += kind in topics.SIDE_KINDS and not gold
+
+    @property
+    def safe(self) -> bool:
+        """Issue 28's bar for support: precision ≥ 0.9 and at most one reset standing on a
+        distractor per `DISTRACTOR_SCALE` of them."""
+        return self.precision >= 0.9 and self.side * DISTRACTOR_SCALE <= self.distractors
 
     @property
     def precision(self) -> float:
@@ -50,4 +60,5 @@ class Counts:
             "fp": self.fp,
             "fn": self.fn,
             "side_resets": self.side,
+            "distractors": self.distractors,
         }
