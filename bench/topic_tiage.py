@@ -41,7 +41,11 @@ from memory.topic.decide import PROFILES, TopicContext, detect_learned, detect_r
 from memory.types import Exchange, TopicDecision
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_DATA = REPO.parent / "shared" / "data" / "tiage"
+# `../shared/data/tiage` beside the checkout (or beside the folder of worktrees holding it)
+DEFAULT_DATA = next(
+    (p / "shared" / "data" / "tiage" for p in REPO.parents if (p / "shared" / "data").is_dir()),
+    REPO.parent / "shared" / "data" / "tiage",
+)
 DEFAULT_WINDOW = 6
 _NOW = datetime(2024, 1, 1, tzinfo=UTC)
 
@@ -201,7 +205,7 @@ def main(argv: Sequence[str] | None = None) -> list[Target]:
     print(_line("always-shift", baseline))
     print(
         "  learned: logistic regression (memory/topic/models), thresholds chosen by CV on "
-        "TIAGE train + the labelled sessions; rules: the hand-written baseline arm. chat: "
+        "TIAGE train + support sessions (bench.topic_model.data); rules: the baseline arm. chat: "
         "the best-F1 threshold; support: the product default, precision first."
     )
     if args.split != "dev":

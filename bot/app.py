@@ -21,7 +21,7 @@ from memory.fold.summarizer import ModelSummarizer, Summarizer
 from memory.store import Store
 from memory.store import open as store_open
 from memory.tokens import Tokenizer, default_tokenizer
-from memory.topic.check import TopicSettings, make_topic_check
+from memory.topic.decide import TopicSettings, make_topic_check
 from providers.base import ChatModel
 from providers.factory import ProviderCredentials, build_chat_model
 

@@ -32,7 +32,7 @@ from memory.soft_reset.block import InPlay
 from memory.store.episodes import EpisodeStore
 from memory.store.turns import NewExchange, TurnStore
 from memory.tokens import Tokenizer, UsageCalibration
-from memory.topic.check import TopicCheck
+from memory.topic.decide import TopicCheck
 from memory.turn import (
     NO_MESSAGE,
     EngineConfig,

@@ -11,7 +11,10 @@ prints no turn, no session and no fact it got wrong: only counts.
   (`bench.topics.rules`), their union (`bench.topics.either`) and the naive cue baseline
   (`bench.topics.cue_only`), run as the handler would (`bench.topics.predict`); precision
   and recall of resets, and the resets on distractors (side questions, asides, thanks,
-  another domain's word, returns to the same case, updates, status reports).
+  another domain's word, returns to the same case, updates, status reports). One more
+  row, "learned, resets that stand", replays the product's detector with the soft
+  reset's revert (`bench.topic_model.soft`): a reset one of the next messages undoes
+  does not stand, and a real reset undone that way counts as missed.
 - **Long-case arm** on `longcase.jsonl`: each case, one open case from start to end, is
   replayed through the real CLI (`python -m bot replay`, the scripted assistant replies)
   with `--topic heuristic` and with `--topic off` (offline summarizer), and with
@@ -60,6 +63,7 @@ from bench.blind.longcase import (
 )
 from bench.blind.lossy import LossySummaryServer, lossy_summary
 from bench.common import Target
+from bench.topic_model.soft import predict_standing
 
 __all__ = [
     "CONTINUE_KINDS",
@@ -113,11 +117,12 @@ def score_topics(
     sessions: Sequence[topics.Session],
     detect: topics.Detector,
     window: int = topics.DEFAULT_WINDOW,
+    run: topics.Predictor = topics.predict,
 ) -> TopicScore:
-    result = topics.evaluate(sessions, detect, window)
+    result = topics.evaluate(sessions, detect, window, run)
     distractors = distractor_resets = resets = 0
     for session in sessions:
-        predicted = topics.predict(session, detect, window)
+        predicted = run(session, detect, window)
         for turn, reset in zip(session.turns, predicted, strict=True):
             resets += turn.label == "reset"
             if turn.kind in DISTRACTOR_KINDS:
@@ -135,6 +140,13 @@ def _topic_line(name: str, s: TopicScore) -> str:
     )
 
 
+def standing(session: topics.Session, detect: topics.Detector, window: int) -> list[bool]:
+    """The resets that stand once the soft reset has reverted those the next messages
+    undo (`bench.topic_model.soft`)."""
+    return predict_standing(session, detect, window)[0]
+
+
+STANDING = "learned, resets that stand"
 DETECTORS: tuple[tuple[str, topics.Detector], ...] = (
     ("learned (product)", topics.learned),
     ("rules (baseline)", topics.rules),
@@ -153,6 +165,8 @@ def run_topic_set(
     for name, detect in DETECTORS:
         scores[name] = score_topics(sessions, detect, window)
         print(_topic_line(name, scores[name]))
+    scores[STANDING] = score_topics(sessions, topics.learned, window, standing)
+    print(_topic_line(STANDING, scores[STANDING]))
     return scores
 
 

@@ -8,10 +8,15 @@
 - `llm`: the summary model's JSON verdict (malformed output or a provider error continues);
   without a model it falls back to the heuristic and says so in the signals.
 Empty episodes never reset; idle silence resets in every mode but `off`, before any call.
+
+`make_topic_check` turns plain settings (no `config/` here) and the summary model into the
+callable the engine runs before it builds a request; `/undo` is respected on the way out.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
@@ -25,7 +30,7 @@ from memory.topic.heuristic import (
 )
 from memory.topic.learned import Profile, detect_learned
 from memory.topic.llm import PROMPT_VERSION, detect_llm, load_prompt, parse_llm_verdict
-from memory.types import TopicDecision
+from memory.types import TopicDecision, TurnState
 from providers.base import ChatModel
 
 TopicMode = Literal["llm", "heuristic", "off"]
@@ -88,3 +93,38 @@ def respect_undo(
 
 def _with(decision: TopicDecision, extra: dict[str, object]) -> TopicDecision:
     return TopicDecision(decision.action, decision.reason, decision.signals | extra)
+
+
+TopicCheck = Callable[[TurnState, str, datetime], Awaitable[TopicDecision]]
+
+
+@dataclass(frozen=True, slots=True)
+class TopicSettings:
+    """What the topic check reads of the settings."""
+
+    mode: TopicMode = "heuristic"
+    profile: Profile = "support"
+    idle_reset_hours: float = 0.0
+    undo_seconds: float = 3600.0  # no automatic reset this soon after an /undo
+    language: str = "es"
+
+
+def make_topic_check(settings: TopicSettings, model: ChatModel | None) -> TopicCheck:
+    """The check for `settings`; `model` is the summary model (None: the heuristic stands
+    in for `llm`)."""
+
+    async def check(state: TurnState, message: str, now: datetime) -> TopicDecision:
+        ctx = TopicContext(
+            message=message,
+            window=state.window,
+            summary=state.summary.text if state.summary else "",
+            now=now,
+            last_activity=state.last_activity,
+            idle_reset_hours=settings.idle_reset_hours,
+            summary_rounds=state.summary.round if state.summary else 0,
+            language=settings.language,
+        )
+        decision = await decide(settings.mode, ctx, model, settings.profile)
+        return respect_undo(decision, state.episode.reopened_at, now, settings.undo_seconds)
+
+    return check

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from memory.topic.context import LONG_THREAD_ROUNDS, TopicContext, idle_hours
 from memory.topic.cues import CLOSURE, CONTRAST
 from memory.topic.heuristic import DEFAULT_TUNING, Reading, asked_terms, read_message
+from memory.topic.opening import OpeningModel, opening_logit
 from memory.topic.support import CaseReading, fact_values, read_case
 from memory.topic.text import phrase_hits, sentences, term_set, words
 
@@ -75,7 +76,15 @@ FEATURES: tuple[str, ...] = (
     "returned",
     "log_window",
     "summary_rounds_high",
+    # the message's own shape: how much it reads like a case's first message
+    "opening",
+    # products the sum cannot form: something new after a closed case, after a silence,
+    # in the shape of an opening
+    "closed_novel",
+    "gap_novel",
+    "opening_novel",
 )
+_AT = {name: n for n, name in enumerate(FEATURES)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,8 +99,9 @@ class Extracted:
         return dict(zip(FEATURES, self.values, strict=True))
 
 
-def extract(ctx: TopicContext) -> Extracted:
-    """The feature vector of the message against the current episode."""
+def extract(ctx: TopicContext, opening: OpeningModel | None = None) -> Extracted:
+    """The feature vector of the message against the current episode (`opening`: another
+    opening model than the shipped one, for the trainer)."""
     reading = read_message(ctx, DEFAULT_TUNING)
     case = read_case(ctx)
     values = (
@@ -101,8 +111,15 @@ def extract(ctx: TopicContext) -> Extracted:
         *_cues(ctx, reading, case),
         *_families(reading),
         *_time(ctx, case),
+        opening.logit(ctx.message) if opening is not None else opening_logit(ctx.message),
     )
-    return Extracted(values, reading, case)
+    return Extracted((*values, *_products(values)), reading, case)
+
+
+def _products(v: tuple[float, ...]) -> tuple[float, float, float]:
+    novelty = v[_AT["novelty"]]
+    closed = max(v[_AT["closure_last_user"]], v[_AT["closure_last_reply"]])
+    return (closed * novelty, v[_AT["log_gap_hours"]] * novelty, v[_AT["opening"]] * novelty)
 
 
 def _size(ctx: TopicContext, r: Reading) -> tuple[float, ...]:

@@ -18,6 +18,7 @@ from memory.topic.context import TopicContext, base_signals, precheck
 from memory.topic.features import Extracted, extract
 from memory.topic.heuristic import reading_signals
 from memory.topic.model import TopicModel, load_model, sigmoid
+from memory.topic.opening import OpeningModel
 from memory.types import TopicDecision
 
 Profile = Literal["support", "chat"]
@@ -36,18 +37,23 @@ _REASONS = {
     "returned": "returned_new_subject",
     "overnight": "returned_new_subject",
     "log_gap_hours": "returned_new_subject",
+    "closed_novel": "case_closed",
+    "gap_novel": "returned_new_subject",
 }
 
 
 def detect_learned(
-    ctx: TopicContext, profile: Profile = "support", model: TopicModel | None = None
+    ctx: TopicContext,
+    profile: Profile = "support",
+    model: TopicModel | None = None,
+    opening: OpeningModel | None = None,
 ) -> TopicDecision:
     """Continue or reset from the learned model's probability of a new subject."""
     early = precheck(ctx)
     if early is not None:
         return TopicDecision(early.action, early.reason, base_signals(ctx) | early.signals)
     model = model or load_model(profile)
-    row = extract(ctx)
+    row = extract(ctx, opening)
     contributions = model.contributions(row.values)
     p = sigmoid(model.bias + sum(contributions.values()))
     threshold = _threshold(model, row)
@@ -69,9 +75,11 @@ def detect_learned(
 
 
 def reason_of(contributions: dict[str, float]) -> str:
-    """The reason of the feature pushing hardest towards a reset."""
-    name, _ = max(contributions.items(), key=itemgetter(1))
-    return _REASONS.get(name, "new_subject")
+    """The reason of the named feature pushing hardest towards a reset (a closed case, a
+    change of intent, a return after a silence); `new_subject` when none of them pushed
+    towards it (the message's words and shape did)."""
+    named = [(v, n) for n, v in contributions.items() if n in _REASONS and v > 0]
+    return _REASONS[max(named)[1]] if named else "new_subject"
 
 
 def _threshold(model: TopicModel, row: Extracted) -> float:

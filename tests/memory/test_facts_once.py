@@ -7,7 +7,7 @@ import uuid
 
 from memory.facts import facts_of
 from memory.store.sqlite.store import SQLiteStore
-from memory.topic.check import TopicSettings, make_topic_check
+from memory.topic.decide import TopicSettings, make_topic_check
 from tests.support.engine import engine_for, turn
 
 KEY = "console:once"

@@ -1,0 +1,108 @@
+"""The resets that stand: a topic detector run as the product runs it, soft resets included.
+
+`bench.topics.predict` scores a detector's every reset. The product's automatic reset is
+soft (`memory.soft_reset`): one of the next `REVERT_WITHIN` messages that continues the
+closed case undoes it (`decide_revert`, over the closed case as `previous_case` keeps
+it), and after that no automatic reset follows for `UNDO_MINUTES` (`respect_undo`). A
+reset that is undone costs the user nothing that stays, so this replay reports the
+resets that stand; a true reset undone by a later message counts as missed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+
+from bench.topics import DEFAULT_WINDOW, Detector, Session, Turn
+from memory.soft_reset.case import previous_case
+from memory.soft_reset.revert import REVERT_WITHIN, RevertCheck, decide_revert
+from memory.topic.context import TopicContext
+from memory.types import Exchange, PreviousCase
+
+UNDO_MINUTES = 60.0  # VENTANA_UNDO_MINUTES' default
+
+
+def predict_standing(
+    session: Session, detect: Detector, window: int = DEFAULT_WINDOW
+) -> tuple[list[bool], int]:
+    """Per turn, whether a reset there stands (False for the first), and how many resets
+    the detector made that a later message reverted."""
+    episode: list[Exchange] = []
+    closed: list[Exchange] = []
+    previous: PreviousCase | None = None
+    reset_at = -1
+    reopened: datetime | None = None
+    out: list[bool] = []
+    reverted = 0
+    last: datetime | None = None
+    for n, turn in enumerate(session.turns):
+        exchange = Exchange(n + 1, 1, turn.user, turn.assistant, signal=True)
+        if previous is not None and len(episode) <= REVERT_WITHIN:
+            check = RevertCheck(turn.user, previous, "auto:bench", tuple(episode), len(episode))
+            if decide_revert(check) is not None:
+                out[reset_at], reverted = False, reverted + 1
+                episode, closed, previous, reopened = [*closed, *episode], [], None, turn.ts
+                out.append(False)
+                episode.append(exchange)
+                last = turn.ts
+                continue
+        ctx = TopicContext(
+            message=turn.user,
+            window=tuple(episode[-window:]),
+            summary="",
+            now=turn.ts,
+            last_activity=last,
+            idle_reset_hours=0,
+            summary_rounds=0,
+            language=session.lang,
+        )
+        reset = bool(episode) and detect(ctx).reset
+        if reset and _after_undo(reopened, turn.ts):
+            reset = False
+        out.append(reset)
+        if reset:
+            closed, reset_at = episode, n
+            previous = previous_case(1, closed, closed[-1].reply_text)
+            episode = []
+        episode.append(exchange)
+        last = turn.ts
+    return out, reverted
+
+
+def replay_standing(
+    turns: Sequence[Turn], probability: Callable[[int, int], float], threshold: float
+) -> list[bool]:
+    """`predict_standing` for a model being fitted: `probability(start, i)` is its
+    probability of a reset at turn i with the episode opened at turn `start`."""
+    start, out, closed_at, reset_at = 0, [False], -1, -1
+    previous: PreviousCase | None = None
+    reopened: datetime | None = None
+    for i in range(1, len(turns)):
+        turn = turns[i]
+        if previous is not None and i - start <= REVERT_WITHIN:
+            episode = _exchanges(turns, start, i)
+            if decide_revert(RevertCheck(turn.user, previous, "auto:bench", episode, i - start)):
+                out[reset_at], start, previous, reopened = False, closed_at, None, turn.ts
+                out.append(False)
+                continue
+        reset = probability(start, i) >= threshold
+        if reset and _after_undo(reopened, turn.ts):
+            reset = False
+        out.append(reset)
+        if reset:
+            closed = _exchanges(turns, start, i)
+            previous = previous_case(1, closed, closed[-1].reply_text)
+            closed_at, reset_at, start = start, i, i
+    return out
+
+
+def _exchanges(turns: Sequence[Turn], start: int, end: int) -> tuple[Exchange, ...]:
+    return tuple(
+        Exchange(n + 1, 1, t.user, t.assistant, signal=True)
+        for n, t in enumerate(turns[start:end], start)
+    )
+
+
+def _after_undo(reopened: datetime | None, now: datetime) -> bool:
+    """No automatic reset this soon after a revert (`respect_undo`)."""
+    return reopened is not None and now - reopened <= timedelta(minutes=UNDO_MINUTES)

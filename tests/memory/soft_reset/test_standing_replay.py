@@ -1,0 +1,94 @@
+"""The bench's replay of resets that stand (`bench.topic_model.soft`): a reset the next
+message reverts does not stand, a real one does, and the trainer's replay agrees with
+the benches' one; the trainer's support data keeps its held-out half out of the fit."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from bench import topics
+from bench.topic_model import data
+from bench.topic_model.soft import predict_standing, replay_standing
+from memory.topic.context import TopicContext
+from memory.types import TopicDecision
+
+T0 = datetime(2026, 3, 2, 9, tzinfo=UTC)
+ROUTER = (
+    ("Hola, el router no conecta desde la migración de la fibra. Ticket #4821.",
+     "Vamos a revisarlo. ¿La IP del router es 192.168.1.1?"),
+    ("Sí, 192.168.1.1, y los DNS apuntan a ns1.example.net.",
+     "Bien. Reinicie el router y cambie los DNS del router."),
+    ("Buenos días, aquí estoy otra vez.", "Buenos días. ¿Sigue el router sin conexión?"),
+    ("Sí, el router de fibra sigue sin conexión y el ticket #4821 sigue abierto.",
+     "Lo escalo al equipo de red."),
+)  # fmt: skip
+NEW_CASE = (
+    ("Otra cosa: quiero darme de baja del gimnasio de la calle Mayor.",
+     "De acuerdo. ¿Me da su número de socio?"),
+    ("Es el socio 77120, la cuota de diciembre ya está pagada.",
+     "Tramito la baja del socio 77120."),
+)  # fmt: skip
+
+
+def session(pairs: tuple[tuple[str, str], ...], labels: tuple[str, ...]) -> topics.Session:
+    turns = tuple(
+        topics.Turn(u, a, T0 + timedelta(minutes=5 * n), label, "followup")
+        for n, ((u, a), label) in enumerate(zip(pairs, labels, strict=True))
+    )
+    return topics.Session("s", "es", "test", turns)
+
+
+def resets_at(*turns: int) -> topics.Detector:
+    """A detector that resets on the messages of turns numbered `turns` (0: ROUTER[0],
+    4: NEW_CASE[0]), recognised by their text."""
+    said = [u for u, _ in (*ROUTER, *NEW_CASE)]
+    texts = {said[n] for n in turns}
+
+    def detect(ctx: TopicContext) -> TopicDecision:
+        return TopicDecision("reset" if ctx.message in texts else "continue", "test", {})
+
+    return detect
+
+
+def test_a_false_reset_the_next_message_continues_does_not_stand() -> None:
+    s = session(ROUTER, ("start", "continue", "continue", "continue"))
+    raw = topics.predict(s, resets_at(2))
+    standing, reverted = predict_standing(s, resets_at(2))
+    assert raw == [False, False, True, False]
+    assert standing == [False, False, False, False]
+    assert reverted == 1
+
+
+def test_a_real_reset_stands() -> None:
+    s = session((*ROUTER[:2], *NEW_CASE), ("start", "continue", "reset", "continue"))
+    standing, reverted = predict_standing(s, resets_at(4))
+    assert standing == [False, False, True, False]
+    assert reverted == 0
+
+
+def test_the_trainers_replay_agrees_with_the_benches() -> None:
+    s = session(ROUTER, ("start", "continue", "continue", "continue"))
+    p = {(0, 2): 0.9}  # only turn 2, in the first episode, looks like a new subject
+    out = replay_standing(s.turns, lambda start, i: p.get((start, i), 0.1), 0.5)
+    assert out == predict_standing(s, resets_at(2))[0] == [False] * 4
+
+
+def test_the_held_out_half_is_never_fitted(tmp_path: Path) -> None:
+    got = data.load()
+    fit, held = {s.id for s in got.fit}, {s.id for s in got.heldout}
+    assert fit
+    assert held
+    assert not fit & held
+    assert {s.id for s in got.training} >= fit
+    assert not held & {s.id for s in got.training}
+    # every labelled session is on one side: a new one the split does not name is refused
+    lines = topics.DEFAULT_DATA.read_text(encoding="utf-8").splitlines()
+    extra = json.loads(lines[0]) | {"id": "not-in-the-split"}
+    labelled = tmp_path / "sessions.jsonl"
+    labelled.write_text("\n".join([*lines, json.dumps(extra)]) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="not-in-the-split"):
+        data.load(labelled, written=None)
