@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Literal, Protocol
 
@@ -41,6 +42,17 @@ class DoneMarks:
 
     def __contains__(self, entry_id: object) -> bool:
         return entry_id in self._running
+
+    def snapshot(self) -> frozenset[int]:
+        """The entries marked now. A reader takes it before its query and reads an entry
+        as done when it is in the snapshot or still marked after the query: a mark that
+        committed while the query ran (the query saw the row before it) still counts."""
+        return frozenset(self._running)
+
+    def read(self, entry: InboxEntry, before: frozenset[int]) -> InboxEntry:
+        """`entry` as a reader that took `before` ahead of its query should see it."""
+        marked = entry.id in before or entry.id in self._running
+        return replace(entry, status="done") if marked else entry
 
     def __getitem__(self, entry_id: int) -> asyncio.Future[None]:
         """The running mark of `entry_id` (tests await it)."""

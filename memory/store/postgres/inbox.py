@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -44,15 +43,15 @@ class PostgresInbox:
         return bool(await self.db.all(sql.INBOX_REJECT, params))
 
     async def inbox_get(self, key: str, external_id: str) -> InboxEntry | None:
+        before = self.delivering.snapshot()
         rows = await self.db.all(sql.INBOX_GET, (key, external_id))
-        if not rows:
-            return None
-        entry = inbox_row(rows[0])
-        return replace(entry, status="done") if entry.id in self.delivering else entry
+        return self.delivering.read(inbox_row(rows[0]), before) if rows else None
 
     async def inbox_unfinished(self) -> list[InboxEntry]:
+        before = self.delivering.snapshot()
         rows = await self.db.all(sql.INBOX_UNFINISHED, ())
-        return [e for e in map(inbox_row, rows) if e.id not in self.delivering]
+        entries = (self.delivering.read(e, before) for e in map(inbox_row, rows))
+        return [e for e in entries if e.status != "done"]
 
     async def inbox_mark(
         self, entry_id: int, status: Answered, replies: Sequence[str] = (), *, at: datetime

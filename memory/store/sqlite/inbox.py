@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import datetime
 from functools import partial
 
@@ -93,17 +92,17 @@ class SQLiteInbox:
 
     async def inbox_get(self, key: str, external_id: str) -> InboxEntry | None:
         sql = f"{_INBOX_SELECT} WHERE session_key = ? AND external_id = ?"
+        before = self.delivering.snapshot()
         rows = list(await self.db.reader.execute_fetchall(sql, (key, external_id)))
-        if not rows:
-            return None
-        entry = inbox_row(rows[0])
-        return replace(entry, status="done") if entry.id in self.delivering else entry
+        return self.delivering.read(inbox_row(rows[0]), before) if rows else None
 
     async def inbox_unfinished(self) -> list[InboxEntry]:
         # the partial index inbox_unfinished covers the first term
         sql = f"{_INBOX_SELECT} WHERE status != 'done' AND status != 'rejected' ORDER BY id"
+        before = self.delivering.snapshot()
         rows = await self.db.reader.execute_fetchall(sql)
-        return [e for e in map(inbox_row, rows) if e.id not in self.delivering]
+        entries = (self.delivering.read(e, before) for e in map(inbox_row, rows))
+        return [e for e in entries if e.status != "done"]
 
     async def inbox_mark(
         self, entry_id: int, status: Answered, replies: Sequence[str] = (), *, at: datetime
