@@ -127,22 +127,30 @@ def cue_only(ctx: TopicContext) -> TopicDecision:
     return TopicDecision("reset" if hit else "continue", "cue", {})
 
 
+def turn_context(
+    session: Session, turn: Turn, window: Sequence[Exchange], last: datetime | None
+) -> TopicContext:
+    """What the detector sees of `turn`: the episode's last exchanges, no summary, no
+    idle reset (the benches score the topic decision alone)."""
+    return TopicContext(
+        message=turn.user,
+        window=tuple(window),
+        summary="",
+        now=turn.ts,
+        last_activity=last,
+        idle_reset_hours=0,
+        summary_rounds=0,
+        language=session.lang,
+    )
+
+
 def predict(session: Session, detect: Detector, window: int = DEFAULT_WINDOW) -> list[bool]:
     """Whether the detector resets at each turn (False for the first)."""
     episode: list[Exchange] = []
     out: list[bool] = []
     last: datetime | None = None
     for n, turn in enumerate(session.turns):
-        ctx = TopicContext(
-            message=turn.user,
-            window=tuple(episode[-window:]),
-            summary="",
-            now=turn.ts,
-            last_activity=last,
-            idle_reset_hours=0,
-            summary_rounds=0,
-            language=session.lang,
-        )
+        ctx = turn_context(session, turn, episode[-window:], last)
         reset = bool(episode) and detect(ctx).reset
         out.append(reset)
         if reset:

@@ -13,10 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
-from bench.topics import DEFAULT_WINDOW, Detector, Session, Turn
+from bench.topics import DEFAULT_WINDOW, Detector, Session, Turn, turn_context
 from memory.soft_reset.case import previous_case
 from memory.soft_reset.revert import REVERT_WITHIN, RevertCheck, decide_revert
-from memory.topic.context import TopicContext
 from memory.types import Exchange, PreviousCase
 
 UNDO_MINUTES = 60.0  # VENTANA_UNDO_MINUTES' default
@@ -27,46 +26,13 @@ def predict_standing(
 ) -> tuple[list[bool], int]:
     """Per turn, whether a reset there stands (False for the first), and how many resets
     the detector made that a later message reverted."""
-    episode: list[Exchange] = []
-    closed: list[Exchange] = []
-    previous: PreviousCase | None = None
-    reset_at = -1
-    reopened: datetime | None = None
-    out: list[bool] = []
-    reverted = 0
-    last: datetime | None = None
-    for n, turn in enumerate(session.turns):
-        exchange = Exchange(n + 1, 1, turn.user, turn.assistant, signal=True)
-        if previous is not None and len(episode) <= REVERT_WITHIN:
-            check = RevertCheck(turn.user, previous, "auto:bench", tuple(episode), len(episode))
-            if decide_revert(check) is not None:
-                out[reset_at], reverted = False, reverted + 1
-                episode, closed, previous, reopened = [*closed, *episode], [], None, turn.ts
-                out.append(False)
-                episode.append(exchange)
-                last = turn.ts
-                continue
-        ctx = TopicContext(
-            message=turn.user,
-            window=tuple(episode[-window:]),
-            summary="",
-            now=turn.ts,
-            last_activity=last,
-            idle_reset_hours=0,
-            summary_rounds=0,
-            language=session.lang,
-        )
-        reset = bool(episode) and detect(ctx).reset
-        if reset and _after_undo(reopened, turn.ts):
-            reset = False
-        out.append(reset)
-        if reset:
-            closed, reset_at = episode, n
-            previous = previous_case(1, closed, closed[-1].reply_text)
-            episode = []
-        episode.append(exchange)
-        last = turn.ts
-    return out, reverted
+    turns = session.turns
+
+    def resets(start: int, i: int) -> bool:
+        episode = _exchanges(turns, start, i)[-window:]
+        return detect(turn_context(session, turns[i], episode, turns[i - 1].ts)).reset
+
+    return _replay(turns, resets)
 
 
 def replay_standing(
@@ -74,7 +40,13 @@ def replay_standing(
 ) -> list[bool]:
     """`predict_standing` for a model being fitted: `probability(start, i)` is its
     probability of a reset at turn i with the episode opened at turn `start`."""
-    start, out, closed_at, reset_at = 0, [False], -1, -1
+    return _replay(turns, lambda start, i: probability(start, i) >= threshold)[0]
+
+
+def _replay(turns: Sequence[Turn], resets: Callable[[int, int], bool]) -> tuple[list[bool], int]:
+    """The product's soft resets over `turns`, `resets(start, i)` deciding at turn i with
+    the episode opened at `start`: per turn whether a reset stands, and the reverts."""
+    start, out, closed_at, reset_at, reverted = 0, [False], -1, -1, 0
     previous: PreviousCase | None = None
     reopened: datetime | None = None
     for i in range(1, len(turns)):
@@ -84,16 +56,15 @@ def replay_standing(
             if decide_revert(RevertCheck(turn.user, previous, "auto:bench", episode, i - start)):
                 out[reset_at], start, previous, reopened = False, closed_at, None, turn.ts
                 out.append(False)
+                reverted += 1
                 continue
-        reset = probability(start, i) >= threshold
-        if reset and _after_undo(reopened, turn.ts):
-            reset = False
+        reset = resets(start, i) and not _after_undo(reopened, turn.ts)
         out.append(reset)
         if reset:
             closed = _exchanges(turns, start, i)
             previous = previous_case(1, closed, closed[-1].reply_text)
             closed_at, reset_at, start = start, i, i
-    return out
+    return out, reverted
 
 
 def _exchanges(turns: Sequence[Turn], start: int, end: int) -> tuple[Exchange, ...]:
