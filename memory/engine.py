@@ -1,9 +1,10 @@
 """One turn of the memory engine: topic check, assembly within budget, the model call,
 the noise filter and the stored exchange. Channel-agnostic; no user-facing wording.
 
-Resets are soft (`memory.soft_reset`): before the topic check, a message that continues
-the case a recent automatic reset closed reverts that reset; while the previous case is
-in play, its facts ride in their own block and recall searches its exchanges too.
+Resets are soft (`memory.soft_reset`): a message that continues the case a recent
+automatic reset closed reverts that reset, one naming the case a reset would close vetoes
+it; while the previous case is in play, its facts ride in their own block and recall
+searches its exchanges too.
 """
 
 from __future__ import annotations
@@ -134,9 +135,10 @@ class MemoryEngine:
             state, decision = reverted
         else:
             decision = await self.topic(state, message, now)
+        decision, carried = await soft_reset.vetoed(self.episodes, state, decision, message)
         if decision.reset:
             state = await self.episodes.reset_automatically(
-                state, decision.reason, decision.signals, window=self.config.window, at=now
+                state, decision, window=self.config.window, at=now, carried=carried
             )
         soft = self._in_play(state, message)
         hits = await self._recall(state, message, soft)
@@ -159,8 +161,9 @@ class MemoryEngine:
             state, decision = reverted
         else:
             decision = await self.topic(state, message, now) if message else NO_MESSAGE
+        decision, carried = await soft_reset.vetoed(self.episodes, state, decision, message)
         if decision.reset:  # as the reset would leave it: the old episode only as its case
-            carry, case = await self.episodes.carried_over(state)
+            carry, case = carried or await self.episodes.carried_over(state)
             episode = replace(state.episode, carry_over=carry, previous=case)
             state = replace(state, summary=None, window=(), pending=(), episode=episode)
         soft = self._in_play(state, message)

@@ -11,7 +11,7 @@ when the next messages continue that case.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Protocol
@@ -21,7 +21,7 @@ import structlog
 from memory.carry_over import Pairs, carried
 from memory.soft_reset.case import previous_case
 from memory.store.episodes import EpisodeStore, NewEpisode
-from memory.types import Episode, PreviousCase, TurnState
+from memory.types import Episode, PreviousCase, TopicDecision, TurnState
 
 log = structlog.get_logger(__name__)
 
@@ -54,20 +54,22 @@ class Episodes:
     async def reset_automatically(
         self,
         state: TurnState,
-        reason: str,
-        signals: Mapping[str, object],
+        decision: TopicDecision,
         *,
         window: int,
         at: datetime,
+        carried: tuple[Pairs, PreviousCase] | None = None,
     ) -> TurnState:
         """The topic check decided a reset: a new episode holding the user's identity
         facts from the closed one (`carry_over`) and the closed case (`previous`), and
-        the key's state in it."""
+        the key's state in it. `carried`: what `carried_over` gave for `state`, when the
+        caller has read it already."""
         now = at
-        facts, case = await self.carried_over(state)
+        facts, case = carried if carried is not None else await self.carried_over(state)
         reset = NewEpisode(
-            state.session_id, f"auto:{reason}", now, dict(signals), tuple(facts), case
-        )
+            state.session_id, f"auto:{decision.reason}", now, dict(decision.signals),
+            tuple(facts), case,
+        )  # fmt: skip
         await self.store.start_episode(reset)
         return await self.store.turn_state(state.key, window, now)
 

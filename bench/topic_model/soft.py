@@ -3,7 +3,8 @@
 `bench.topics.predict` scores a detector's every reset. The product's automatic reset is
 soft (`memory.soft_reset`): one of the next `REVERT_WITHIN` messages that continues the
 closed case undoes it (`decide_revert`, over the closed case as `previous_case` keeps
-it), and after that no automatic reset follows for `UNDO_MINUTES` (`respect_undo`). A
+it), and after that no automatic reset follows for `UNDO_MINUTES` (`respect_undo`); a
+reset whose own message names the case it would close is not made (`decide_veto`). A
 reset that is undone costs the user nothing that stays, so this replay reports the
 resets that stand; a true reset undone by a later message counts as missed.
 """
@@ -15,7 +16,7 @@ from datetime import datetime, timedelta
 
 from bench.topics import DEFAULT_WINDOW, Detector, Session, Turn, turn_context
 from memory.soft_reset.case import previous_case
-from memory.soft_reset.revert import REVERT_WITHIN, RevertCheck, decide_revert
+from memory.soft_reset.revert import REVERT_WITHIN, RevertCheck, decide_revert, decide_veto
 from memory.types import Exchange, PreviousCase
 
 UNDO_MINUTES = 60.0  # VENTANA_UNDO_MINUTES' default
@@ -59,10 +60,13 @@ def _replay(turns: Sequence[Turn], resets: Callable[[int, int], bool]) -> tuple[
                 reverted += 1
                 continue
         reset = resets(start, i) and not _after_undo(reopened, turn.ts)
-        out.append(reset)
         if reset:
             closed = _exchanges(turns, start, i)
-            previous = previous_case(1, closed, closed[-1].reply_text)
+            case = previous_case(1, closed, closed[-1].reply_text)
+            reset = decide_veto(turn.user, case) is None  # the message names the case
+        out.append(reset)
+        if reset:
+            previous = case
             closed_at, reset_at, start = start, i, i
     return out, reverted
 

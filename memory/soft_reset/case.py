@@ -73,18 +73,21 @@ def last_question(reply: str) -> str:
     return found.group(0).strip()[-MAX_QUESTION:] if found else ""
 
 
-def mentioned(facts: Iterable[tuple[str, str]], text: str) -> tuple[str, ...]:
+def mentioned(
+    facts: Iterable[tuple[str, str]], text: str, *, runs: bool = True
+) -> tuple[str, ...]:
     """The values of `facts` that `text` mentions: the value itself (case and spaces
-    aside), or for a one-word value one of its digit runs ("pedido 731" for `order-731`)."""
+    aside), or with `runs` for a one-word value one of its digit runs ("pedido 731" for
+    `order-731`)."""
     pairs = list(facts)
     if not pairs or not text:
         return ()
     missing = {f.value for f in missing_facts([Fact(k, v) for k, v in pairs], text)}
-    hard = hard_terms(text)
+    hard = hard_terms(text) if runs else frozenset()
     return tuple(
         value
         for _, value in pairs
-        if value not in missing or (len(value.split()) == 1 and _runs(value) & hard)
+        if value not in missing or (runs and len(value.split()) == 1 and _runs(value) & hard)
     )
 
 

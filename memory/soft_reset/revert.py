@@ -16,6 +16,11 @@ continues the previous case more than the new episode:
   "still") and shares no more with the new episode than with the previous case.
 
 A manual reset (`/reset`) never reverts; a first episode has nothing to revert to.
+
+`decide_veto` reads the reset's own message the same way, with the two strongest
+branches only: a message that names more of the case it would close than facts of its
+own, or says with a cue that the case goes on about one of its terms, continues that
+case, and the reset is not made.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from memory.facts import facts_of
 from memory.recall.terms import hard_terms, terms
 from memory.soft_reset.block import MIN_SHARED_TERMS
 from memory.soft_reset.case import mentioned
@@ -136,3 +142,23 @@ def _answers(
 
 def _texts(ex: Exchange) -> str:
     return f"{ex.user_text}\n{ex.reply_text}"
+
+
+def decide_veto(message: str, closing: PreviousCase) -> Revert | None:
+    """Whether a reset the topic check decided for `message` is taken back at once: the
+    message itself names more of the case it would close (`closing`, as the reset would
+    keep it) than facts of its own ("back again about CS-901233"), or says that case goes
+    on (a continuation cue) about one of its terms ("still on the checkout thing").
+    Shared words alone are too weak on the reset's own message: a new case shares some."""
+    # Values said whole: a digit run shared by two order numbers ("112-4470913",
+    # "112-4491122") is no mention of the old one in a reset's own message.
+    old = mentioned(closing.facts, message, runs=False)
+    new = [f for f in facts_of(message) if not mentioned(closing.facts, f.value, runs=False)]
+    if old and len(old) > len(new):
+        return Revert("shared_facts", old)
+    # A cue says the case goes on only about something of it ("still on the checkout
+    # thing"); "¿todavía abre la tienda?" after a router case is a new subject.
+    cue = _CUE.search(fold(message))
+    if cue is None or not frozenset(terms(message)).intersection(closing.terms):
+        return None
+    return Revert("continuation_cue", (cue.group(0),))

@@ -2,7 +2,8 @@
 
 The turn engine (`memory.engine`) calls these: `revert` before the topic check (a
 message that continues the case a recent automatic reset closed undoes that reset, or in
-a dry run reads what undoing it would give), `in_play_for` after it (whether the closed
+a dry run reads what undoing it would give), `veto` on a reset the check decides (the
+message names the case it would close), `in_play_for` after it (whether the closed
 case's block rides and recall searches the closed episode) and `case_carry` to render
 that block within its share of the budget.
 """
@@ -12,12 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
+from memory.carry_over import Pairs
 from memory.episodes import Episodes
 from memory.soft_reset.block import CASE_TOKENS, InPlay, case_block, in_play
-from memory.soft_reset.revert import REVERT_WITHIN, RevertCheck, decide_revert
-from memory.types import Exchange, TopicDecision, TurnState
+from memory.soft_reset.revert import REVERT_WITHIN, RevertCheck, decide_revert, decide_veto
+from memory.types import Exchange, PreviousCase, TopicDecision, TurnState
 
 REVERTED = "reset_reverted"  # the topic decision's reason on the turn that reverted
+VETOED = "reset_vetoed"  # its reason when the message itself names the open case
 
 
 def since_reset(state: TurnState) -> int:
@@ -59,6 +62,33 @@ async def revert(
         return None
     signals = found.signals() | {"reverted_episode": episode.id}
     return after, TopicDecision("continue", REVERTED, signals)
+
+
+def veto(decision: TopicDecision, message: str, closing: PreviousCase) -> TopicDecision:
+    """`decision` (a reset the topic check made), or a continue when `message` names more
+    of the case the reset would close (`closing`) than facts of its own (`decide_veto`).
+    An idle reset is the operator's rule, not a reading of the message: it stands."""
+    if not decision.reset or decision.reason == "idle":
+        return decision
+    found = decide_veto(message, closing)
+    if found is None:
+        return decision
+    signals = decision.signals | {
+        "suppressed_reset": decision.reason,
+        "reset_veto_shared": list(found.shared),
+    }
+    return TopicDecision("continue", VETOED, signals)
+
+
+async def vetoed(
+    episodes: Episodes, state: TurnState, decision: TopicDecision, message: str
+) -> tuple[TopicDecision, tuple[Pairs, PreviousCase] | None]:
+    """`veto` over the case `state`'s episode would close, read from the store only for a
+    reset it may veto; that reading too, for the reset to carry (None when not read)."""
+    if not decision.reset or decision.reason == "idle":
+        return decision, None
+    carried = await episodes.carried_over(state)
+    return veto(decision, message, carried[1]), carried
 
 
 def in_play_for(state: TurnState, message: str, carry: str) -> InPlay | None:

@@ -70,6 +70,17 @@ def test_a_real_reset_stands() -> None:
     assert reverted == 0
 
 
+def test_a_reset_on_a_message_naming_the_case_is_not_made() -> None:
+    """The product's veto, replayed: the detector resets on the message naming the open
+    ticket, and the replay keeps the episode (no reset, nothing to revert)."""
+    s = session(ROUTER, ("start", "continue", "continue", "continue"))
+    raw = topics.predict(s, resets_at(3))
+    standing, reverted = predict_standing(s, resets_at(3))
+    assert raw == [False, False, False, True]
+    assert standing == [False] * 4
+    assert reverted == 0
+
+
 def test_the_trainers_replay_agrees_with_the_benches() -> None:
     s = session(ROUTER, ("start", "continue", "continue", "continue"))
     p = {(0, 2): 0.9}  # only turn 2, in the first episode, looks like a new subject
