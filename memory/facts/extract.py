@@ -142,6 +142,8 @@ def _bounded(text: str, start: int, end: int) -> bool:
 def _plausible(kind: FactKind, value: str) -> bool:
     if kind == "phone":
         digits = sum(c.isdigit() for c in value)
+        if value.startswith("0"):  # a national number, trunk 0 included
+            return 10 <= digits <= 12
         return _PHONE_DIGITS[0] <= digits <= _PHONE_DIGITS[1]
     return plausible_kind(kind, value)
 

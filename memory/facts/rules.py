@@ -169,6 +169,14 @@ BASE_RULES: list[_Rule] = [
         r"(?<![\d.,])[6789]\d{2}(?:[ .]\d{3}[ .]\d{3}|(?:[ .]\d{2}){3})(?![\d.,])",
         r"[6789]\d{2}[ .]\d{2}",
     ),
+    # A national number: the trunk 0 then groups ("0117 496 0321", "07700 900218",
+    # "01 23 45 67 89", "011 4321-5678"); ten to twelve digits (`_plausible`), so a date
+    # or a time is none.
+    _rule(
+        "phone",
+        r"(?<![\d.,:/-])0(?:\d{1,4}(?:[ .-]\d{3,8}){1,3}|\d(?:[ .]\d\d){4})(?![\d.,:/-]?\d)",
+        r"0\d{1,4}[ .-]\d\d",
+    ),
     # A postcode is part of an address only next to its city ("28028 Madrid") or named
     # ("CP 28028", "código postal 08001", "ZIP 94105"); a bare five-digit number is not.
     _rule(

@@ -49,6 +49,13 @@ def values(text: str, kind: str | None = None) -> list[str]:
         ("Llámame al +34 612 345 678.", "phone", ["+34 612 345 678"]),
         ("Call (555) 123-4567 today", "phone", ["(555) 123-4567"]),
         ("Mi móvil es 612 345 678", "phone", ["612 345 678"]),
+        # national numbers, the trunk 0 first
+        ("they want you to ring them, 0117 496 0321", "phone", ["0117 496 0321"]),
+        ("The one on file, 07700 900218. Is that right?", "phone", ["07700 900218"]),
+        ("he'll call 0113 555 0192 30 minutes before", "phone", ["0113 555 0192"]),
+        ("mon numéro : 01 23 45 67 89", "phone", ["01 23 45 67 89"]),
+        ("llamame al 011 4321-5678 a la tarde", "phone", ["011 4321-5678"]),
+        ("el 01-02-2024 o el 05 06 2026, la versión 0.12.3", "phone", []),
         ("Escribe a ana.perez@example.com.", "email", ["ana.perez@example.com"]),
         ("See https://example.com/orders?id=1.", "url", ["https://example.com/orders?id=1"]),
         ("Entra en (https://tienda.es/p/42)", "url", ["https://tienda.es/p/42"]),

@@ -22,6 +22,8 @@ CASES = [
     ),
     ("iban", "mi IBAN es ES9121000418450200051332 (sin espacios)", "ES9121000418450200051332"),
     ("iban", "Please refund to GB29 NWBK 6016 1331 9268 19.", "GB29 NWBK 6016 1331 9268 19"),
+    # a check digit mistyped (or made up) at Spain's length: still what the user gave
+    ("iban", "mejor a la cuenta ES30 0049 1500 0512 3456 7892", "ES30 0049 1500 0512 3456 7892"),
     ("account", "Mi número de cliente 48213, por si lo necesitáis", "48213"),
     ("account", "mi cuenta es 12345678 y no me deja entrar", "12345678"),
     ("account", "my account number is 1234-5678-9012, can you check?", "1234-5678-9012"),
@@ -84,11 +86,12 @@ def test_each_kind_is_found_verbatim(kind: str, text: str, value: str) -> None:
         ("I'm Sorry, it failed again", "name"),
         ("Hola, soy de Madrid", "name"),
         ("La cuenta de 3 meses", "account"),
-        ("ES12 3456 7890 1234 5678 9012 no es real", "iban"),
+        ("ES12 3456 7890 1234 5678 no es real", "iban"),  # too short for Spain, bad checksum
     ],
 )
 def test_look_alikes_are_not_facts_of_that_kind(text: str, kind: str) -> None:
-    """File names are not hosts, versions not IPs, a bad checksum no IBAN, 'soy de' no name."""
+    """File names are not hosts, versions not IPs, a bad checksum of the wrong length no
+    IBAN, 'soy de' no name."""
     assert found(text, kind) == []
 
 
