@@ -16,6 +16,14 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 Conn = psycopg.AsyncConnection[Any]
+# Every statement is prepared server-side the first time a connection runs it (psycopg's
+# default waits for its fifth run): a turn's statements are a few dozen fixed texts run
+# thousands of times, so parsing and analysing each once per connection is the whole
+# cost, and the first runs of a pool's 16 connections are a measurable share of a short
+# load (`bench.workers`). The server still plans the first runs for their parameters
+# before it settles on a generic plan (`plan_cache_mode = auto`, kept on purpose: a
+# forced generic plan turns `sql.DONE_MARKS` into a scan of the inbox).
+PREPARE_THRESHOLD = 0
 
 
 async def _utc(conn: Conn) -> None:
@@ -34,7 +42,11 @@ class PostgresDatabase:
             url,
             min_size=pool_size,  # opened at start: a burst never waits for connects
             max_size=pool_size,
-            kwargs={"autocommit": True, "row_factory": dict_row},
+            kwargs={
+                "autocommit": True,
+                "row_factory": dict_row,
+                "prepare_threshold": PREPARE_THRESHOLD,
+            },
             configure=_utc,
             open=False,
             timeout=timeout_s,

@@ -37,6 +37,7 @@ from psycopg.rows import dict_row
 
 from memory.store.locks import Claim
 from memory.store.postgres import sql
+from memory.store.postgres.connection import PREPARE_THRESHOLD
 from memory.store.postgres.rows import Row, inbox_row
 from memory.store.states import IntakeStates
 from memory.types import InboxEntry, TurnState
@@ -106,6 +107,7 @@ class _Lane:
                 self.conninfo,
                 autocommit=True,
                 row_factory=dict_row,
+                prepare_threshold=PREPARE_THRESHOLD,
                 application_name="ventana-locks",
             )
         return self.conn

@@ -216,6 +216,18 @@ async def migrate(conn: Conn, steps: tuple[tuple[str, Migration], ...] = MIGRATI
     """Apply the missing migrations of `steps` (all, unless a test stops early) in
     order; the names applied now."""
     applied: list[str] = []
+    threshold = conn.prepare_threshold
+    conn.prepare_threshold = None  # scripts of several statements cannot be prepared
+    try:
+        await _migrate(conn, steps, applied)
+    finally:
+        conn.prepare_threshold = threshold
+    return applied
+
+
+async def _migrate(
+    conn: Conn, steps: tuple[tuple[str, Migration], ...], applied: list[str]
+) -> None:
     async with conn.transaction():
         await conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
         await conn.execute(
@@ -237,4 +249,3 @@ async def migrate(conn: Conn, steps: tuple[tuple[str, Migration], ...] = MIGRATI
             )
             applied.append(name)
             log.info("migration_applied", name=name)
-    return applied

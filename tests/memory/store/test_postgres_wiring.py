@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -126,5 +127,26 @@ async def test_ping_is_false_while_the_server_takes_no_writes(postgres_url: str)
         async with store.db.connection() as conn:
             await conn.execute("SET default_transaction_read_only = off")
         assert await store.ping()
+    finally:
+        await store.close()
+
+
+async def test_a_statement_is_prepared_at_its_first_run(postgres_url: str) -> None:
+    """Statements are prepared at their first run (migrations, scripts of several
+    statements, still apply): one intake on a one-connection pool leaves it prepared.
+    One intake on a one-connection pool leaves the intake statement prepared there."""
+    store = await PostgresStore.open(postgres_url, pool_size=1)  # migrations applied
+    try:
+        at = datetime(2026, 1, 1, tzinfo=UTC)
+        assert await store.inbox_add("telegram:5", "m1", "u", "text", "hola", at)
+        async with store.db.connection() as conn:
+            cur = await conn.execute(
+                "SELECT count(*) AS n FROM pg_prepared_statements"
+                " WHERE statement LIKE %s AND NOT from_sql",
+                ("%ventana_intake(%",),
+            )
+            row = await cur.fetchone()
+        assert row is not None
+        assert row["n"] == 1
     finally:
         await store.close()
