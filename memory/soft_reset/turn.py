@@ -64,11 +64,16 @@ async def revert(
     return after, TopicDecision("continue", REVERTED, signals)
 
 
+def _vetoable(decision: TopicDecision) -> bool:
+    """A reset the topic check read from the message; an idle reset is the operator's
+    rule, not a reading of the message: it stands."""
+    return decision.reset and decision.reason != "idle"
+
+
 def veto(decision: TopicDecision, message: str, closing: PreviousCase) -> TopicDecision:
-    """`decision` (a reset the topic check made), or a continue when `message` names more
-    of the case the reset would close (`closing`) than facts of its own (`decide_veto`).
-    An idle reset is the operator's rule, not a reading of the message: it stands."""
-    if not decision.reset or decision.reason == "idle":
+    """`decision`, or a continue when it is a reset `message` itself takes back: it names
+    the case the reset would close (`closing`), or says that case goes on (`decide_veto`)."""
+    if not _vetoable(decision):
         return decision
     found = decide_veto(message, closing)
     if found is None:
@@ -85,7 +90,7 @@ async def vetoed(
 ) -> tuple[TopicDecision, tuple[Pairs, PreviousCase] | None]:
     """`veto` over the case `state`'s episode would close, read from the store only for a
     reset it may veto; that reading too, for the reset to carry (None when not read)."""
-    if not decision.reset or decision.reason == "idle":
+    if not _vetoable(decision):
         return decision, None
     carried = await episodes.carried_over(state)
     return veto(decision, message, carried[1]), carried
