@@ -229,7 +229,9 @@ def test_workers_runs_every_configuration_and_reports_pg_targets(
     a CPU/turn line each (the server's CPU read on PostgreSQL), the light load's store
     time, a wall target for 2 workers, a CPU/turn ratio per saturating run."""
     url = postgres_server.create_database("bench")
-    argv = ["--chats", "6", "--latency", "0.05", "--workers", "1,2", "--light", "2"]
+    # Enough turns that the server's CPU spans several clock ticks (10 ms each in /proc):
+    # with its statements prepared, 6 chats' turns could read as 0.00 ms on the server.
+    argv = ["--chats", "40", "--latency", "0.05", "--workers", "1,2", "--light", "2"]
     targets = workers.main([*argv, "--url", url])
     out = capsys.readouterr().out
     assert "sqlite, 1 process" in out
