@@ -27,7 +27,7 @@ from memory.recall.block import Costs, render
 from memory.recall.port import RecallIndex, RecallQuery
 from memory.recall.rank import LIMIT as RECALL_LIMIT
 from memory.recall.rank import Hit
-from memory.recall.terms import query_terms
+from memory.recall.related import search_terms
 from memory.soft_reset import turn as soft_reset
 from memory.soft_reset.block import InPlay
 from memory.store.episodes import EpisodeStore
@@ -195,7 +195,7 @@ class MemoryEngine:
         previous = state.episode.previous if soft else None
         if self.recall is None or self.config.recall_tokens <= 0 or not (recent or previous):
             return ()
-        query = query_terms(message)
+        query = search_terms(message)
         if not query:
             return ()
         before = recent[0].id if recent else 0  # 0: nothing of the current episode
