@@ -4,12 +4,15 @@
   length even with wrong check digits, a user's typo kept as said);
 - ``account``: the number after an account, customer, policy or contract label ("número de
   cliente 48213", "mi cuenta es 12345678", "account number 1234-5678-9012", "póliza
-  0045-778"), bank account numbers included;
+  0045-778"), bank account numbers included, and a payment card's last digits ("card
+  ending 4242");
 - ``ip``: IPv4 and IPv6 addresses (checked with `ipaddress`);
 - ``host``: host and domain names (``ns1.example.net``, ``shop.example.es``) on a known
   top-level domain: file names (``config.php``, ``informe.pdf``) are not hosts;
 - ``tracking``: parcel numbers (UPU ``RR123456789ES``, UPS ``1Z…``, or after a label);
-- ``address``: street and number ("calle Alcalá 214", "221B Baker Street");
+- ``address``: street and number ("calle Alcalá 214", "221B Baker Street"), with an
+  English address's town and postcode when they follow ("14 Gloucester Road, Bristol
+  BS7 8AE", "1 Market St, San Francisco, CA 94105");
 - ``plate``: licence plates (Spanish ``1234 ABC``; any after "matrícula"/"plate");
 - ``name`` / ``company``: what a user calls themselves ("soy Marta Ruiz", "my name is…",
   "de la empresa Acme S.L.", "I'm calling from Acme Ltd").
@@ -96,6 +99,16 @@ KIND_RULES: list[_Rule] = [
         starts=r"cuenta|client|socio|abonado|p[oó]liza|contra|customer|account|policy|member"
         r"|suministro|cups",
     ),
+    # The last digits of a payment card, kept as said ("card ending 4242", "tarjeta
+    # acabada en 4242"): what a refund or a charge is looked up by.
+    _rule(
+        "account",
+        r"(?i:\b(?:card|tarjeta)(?:\s+[a-záéíóúñ]+){0,2}?\s+(?:ending|ends|that ends|acabada"
+        r"|terminada|que (?:acaba|termina))(?:\s+(?:in|with|en))?)\s*[:#]?\s*(\d{4})(?![\w-])",
+        r"\d\d\d\d",
+        group=1,
+        starts=r"card|tarjeta",
+    ),
     _rule(
         "ip",
         r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?!\.?\d)(?![\w-])",
@@ -133,7 +146,11 @@ KIND_RULES: list[_Rule] = [
         "address",
         r"\b\d{1,5}[A-Z]?\s+(?:[A-Z][a-z]+\s+){1,3}(?:Street|St\.?|Avenue|Ave\.?|Road|Rd\.?"
         r"|Lane|Ln\.?|Boulevard|Blvd\.?|Drive|Dr\.?|Way|Court|Ct\.?|Place|Pl\.?|Square"
-        r"|Terrace|Close|Crescent)(?!\w)",
+        r"|Terrace|Close|Crescent)(?!\w)"
+        # its town and postcode when they follow: UK ("Bristol BS7 8AE"), US ("San
+        # Francisco, CA 94105")
+        r"(?:,\s(?:[A-Z][a-z]+\s){0,2}[A-Z][a-z]+,?\s(?:[A-Z]{1,2}\d[A-Z\d]?\s\d[A-Z]{2}"
+        r"|[A-Z]{2}\s\d{5}(?:-\d{4})?)(?![\w-]))?",
         r"\d[A-Z]?\s+[A-Z]",
     ),
     _rule(

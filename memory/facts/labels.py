@@ -56,6 +56,7 @@ _NOUNS = _words(
     referencia reference ref telefono phone movil mobile fijo whatsapp correo email mail
     direccion address domicilio entrega delivery envio shipment paquete parcel
     seguimiento tracking matricula plate coche car vehiculo vehicle importe total precio
+    tarjeta card
     price cargo charge reembolso refund pago payment cuota fee abono deposito deposit
     cita appointment visita visit fecha date plazo deadline codigo code clave pin
     usuario user empresa company nif cif dni vat tarifa plan suministro cups contador

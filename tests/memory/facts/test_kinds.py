@@ -48,6 +48,21 @@ CASES = [
         "Avenida de la Constitución 12",
     ),
     ("address", "Please ship it to 221B Baker Street, London", "221B Baker Street"),
+    # an English address's town and postcode, UK and US, when they follow
+    (
+        "address",
+        "invoices to a different address, 14 Gloucester Road, Bristol BS7 8AE",
+        "14 Gloucester Road, Bristol BS7 8AE",
+    ),
+    (
+        "address",
+        "the billing address should be 1 Market St, San Francisco, CA 94105",
+        "1 Market St, San Francisco, CA 94105",
+    ),
+    ("account", "will the refund go to the card ending 4242?", "4242"),
+    ("account", "Yes, to the card ending in 4242, 5-10 business days.", "4242"),
+    ("account", "me cobraron en la tarjeta acabada en 0913 dos veces", "0913"),
+    ("account", "mi tarjeta visa que termina en 9876 está bloqueada", "9876"),
     ("postcode", "Vivo en la calle Alcalá 214, 3.º B, 28028 Madrid", "28028"),
     ("plate", "El coche tiene matrícula 1234 ABC y es gris", "1234 ABC"),
     ("plate", "la furgoneta 4821-KLM no pasó la ITV", "4821-KLM"),
@@ -86,6 +101,8 @@ def test_each_kind_is_found_verbatim(kind: str, text: str, value: str) -> None:
         ("I'm Sorry, it failed again", "name"),
         ("Hola, soy de Madrid", "name"),
         ("La cuenta de 3 meses", "account"),
+        ("the card ending soon, renew by 2027", "account"),
+        ("refund landed on the 4242 card", "account"),  # no "ending": a number, not a label
         ("ES12 3456 7890 1234 5678 no es real", "iban"),  # too short for Spain, bad checksum
     ],
 )
