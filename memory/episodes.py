@@ -19,11 +19,17 @@ from typing import Protocol
 import structlog
 
 from memory.carry_over import Pairs, carried
-from memory.soft_reset.case import previous_case
+from memory.soft_reset.case import chained, previous_case
 from memory.store.episodes import EpisodeStore, NewEpisode
 from memory.types import Episode, PreviousCase, TopicDecision, TurnState
 
 log = structlog.get_logger(__name__)
+
+
+def young(state: TurnState) -> bool:
+    """An episode an automatic reset opened that has folded nothing yet: that reset is
+    not borne out, and a second one carries the case before it on (`chained`)."""
+    return (state.episode.opened_by or "").startswith("auto:") and state.summary is None
 
 
 class FoldCanceller(Protocol):
@@ -78,7 +84,11 @@ class Episodes:
         none with `carry="none"`) and keep of its case (reads only)."""
         exchanges = await self.store.signal_exchanges(state.episode.id, 0)
         identity = carried(exchanges, state.episode.carry_over) if self.carry == "identity" else ()
-        return identity, previous_case(state.episode.id, exchanges, state.last_reply)
+        case = previous_case(state.episode.id, exchanges, state.last_reply)
+        earlier = state.episode.previous
+        if earlier is not None and young(state):
+            case = chained(case, earlier)
+        return identity, case
 
     async def revert(self, state: TurnState, *, window: int, at: datetime) -> TurnState | None:
         """Undo the automatic reset that opened `state`'s episode, as `/undo` does (the

@@ -15,11 +15,14 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
 from bench.topics import DEFAULT_WINDOW, Detector, Session, Turn, turn_context
-from memory.soft_reset.case import previous_case
+from memory.soft_reset.case import chained, previous_case
 from memory.soft_reset.revert import REVERT_WITHIN, RevertCheck, decide_revert, decide_veto
 from memory.types import Exchange, PreviousCase
 
 UNDO_MINUTES = 60.0  # VENTANA_UNDO_MINUTES' default
+# An episode folds nothing before the window (6) and a fold batch (4) are full: until
+# then a reset it opened is not borne out (`memory.episodes.young`).
+YOUNG = DEFAULT_WINDOW + 4
 
 
 def predict_standing(
@@ -63,6 +66,8 @@ def _replay(turns: Sequence[Turn], resets: Callable[[int, int], bool]) -> tuple[
         if reset:
             closed = _exchanges(turns, start, i)
             case = previous_case(1, closed, closed[-1].reply_text)
+            if previous is not None and i - start < YOUNG:
+                case = chained(case, previous)  # `Episodes.carried_over`'s chain
             reset = decide_veto(turn.user, case) is None  # the message names the case
         out.append(reset)
         if reset:

@@ -38,6 +38,19 @@ def previous_case(
     )
 
 
+def chained(case: PreviousCase, earlier: PreviousCase) -> PreviousCase:
+    """`case`, closed while it was itself young after an automatic reset (that reset not
+    borne out yet), with the case before it riding on: its facts and terms after the
+    episode's own, within the caps. The episode a revert reopens stays `case`'s, so a
+    chain of wrong resets is undone one step at a time, and no fact of the case the
+    user is still on is lost to the second one."""
+    seen = {value for _, value in case.facts}
+    facts = (*case.facts, *(f for f in earlier.facts if f[1] not in seen))
+    said = set(case.terms)
+    words = (*case.terms, *(t for t in earlier.terms if t not in said))
+    return PreviousCase(case.episode_id, facts[:MAX_FACTS], words[:MAX_TERMS], case.question)
+
+
 def case_facts(exchanges: Sequence[Exchange]) -> tuple[tuple[str, str], ...]:
     """Every hard fact of the exchanges (the user's words before the bot's), by value:
     identifiers and contact details before amounts, dates before times; within a kind's

@@ -81,6 +81,24 @@ def test_a_reset_on_a_message_naming_the_case_is_not_made() -> None:
     assert reverted == 0
 
 
+def test_a_second_wrong_reset_reverts_on_the_first_case_s_facts() -> None:
+    """Two resets in a row, the second closing a one-message episode: the message after
+    it names the router case's ticket, so the second reset is undone (the chain carries
+    the router case on, as `Episodes.carried_over` does); the first one stands."""
+    third = ("Y otra cosa: la factura 2024-118 viene con el IVA mal.", "Lo reviso.")
+    back = ("Perdona, lo del ticket #4821: el router no navega.", "Lo miro.")
+    pairs = (*ROUTER[:2], NEW_CASE[0], third, back)
+    s = session(pairs, ("start", "continue", "reset", "reset", "continue"))
+    said = {NEW_CASE[0][0], third[0]}
+
+    def detect(ctx: TopicContext) -> TopicDecision:
+        return TopicDecision("reset" if ctx.message in said else "continue", "test", {})
+
+    standing, reverted = predict_standing(s, detect)
+    assert standing == [False, False, True, False, False]
+    assert reverted == 1
+
+
 def test_the_trainers_replay_agrees_with_the_benches() -> None:
     s = session(ROUTER, ("start", "continue", "continue", "continue"))
     p = {(0, 2): 0.9}  # only turn 2, in the first episode, looks like a new subject
