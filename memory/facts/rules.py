@@ -1,7 +1,9 @@
 """The fact patterns `memory.facts.extract` runs: one `_Rule` per shape of hard fact.
 
 The first rules (ids, dates, times, amounts, percentages, phones, emails, URLs,
-postcodes) come first; `memory.facts.kinds` adds the kinds users give about themselves and
+postcodes; among the ids a DNI written with dots, a MAC address, a serial number or IMEI
+after its label, and a labelled id with a slash, "factura 2026/118"; among the dates a
+day and month after a word that introduces them, "el 14/03") come first; `memory.facts.kinds` adds the kinds users give about themselves and
 their systems (IBANs, account numbers, IPs, hosts, tracking numbers, addresses, plates,
 names and companies). Order breaks ties between overlapping matches of the same span.
 """
@@ -117,6 +119,18 @@ BASE_RULES: list[_Rule] = [
         rf"(?<![\d/.-]){_DAY}([/.-])(?:1[0-2]|0?[1-9])\1(?:\d{{4}}|\d{{2}})\b",
         r"[/.-](?<=\d[/.-])\d",
     ),
+    # A day and a month without a year ("el 14/03", "on 12/5", "fecha: 3/06"): only after
+    # a word that introduces a date, and with a two-digit day or month, so a fraction
+    # ("the 3/4 split", "el 1/2 kilo") is none.
+    _rule(
+        "date",
+        r"(?i:\b(?:el|del|al|d[ií]a|desde|hasta|para|antes del|on|the|from|until|since|by"
+        r"|before|after|fecha|date)\s*:?\s+)"
+        rf"((?:[12]\d|3[01]|0[1-9])/(?:1[0-2]|0?[1-9])|{_DAY}/(?:1[0-2]|0[1-9]))"
+        r"(?![\d/.-]|[.,]\d)",
+        r"\d/\d",
+        group=1,
+    ),
     # "de" and a month (the "de" is not folded, the month is).
     _rule(
         "date",
@@ -174,7 +188,8 @@ BASE_RULES: list[_Rule] = [
     # or a time is none.
     _rule(
         "phone",
-        r"(?<![\d.,:/-])0(?:\d{1,4}(?:[ .-]\d{3,8}){1,3}|\d(?:[ .]\d\d){4})(?![\d.,:/-]?\d)",
+        r"(?<![\d.,:/-])(?<!\d\s)0(?:\d{1,4}(?:[ .-]\d{3,8}){1,3}|\d(?:[ .]\d\d){4})"
+        r"(?![\d.,:/-]?\d)",
         r"0\d{1,4}[ .-]\d\d",
     ),
     # A postcode is part of an address only next to its city ("28028 Madrid") or named
@@ -184,6 +199,15 @@ BASE_RULES: list[_Rule] = [
         r"(?<![\w.,-])\d{5}(?=\s+[A-ZÁÉÍÓÚÑ][a-záéíóúñ]{2,})",
         _FIVE_DIGITS,
         r"\d{5}\s+[A-ZÁÉÍÓÚÑ]",
+    ),
+    # A UK postcode after its label ("postcode SW1A 1AA").
+    _rule(
+        "postcode",
+        r"(?i:\bpost\s?code|zip(?: code)?|c\.?\s?p\.?|c[oó]digo postal)\s*:?\s*"
+        r"([A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2})(?![\w-])",
+        r"\d[A-Z][A-Z]",
+        group=1,
+        starts=r"post|zip|c\.?\s?p|c[oó]digo postal",
     ),
     # Five digits, after a label that starts the match.
     _rule(
@@ -197,6 +221,27 @@ BASE_RULES: list[_Rule] = [
         "id",
         r"(?<!\w)#(?=[A-Za-z0-9-]{0,40}\d)[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*",
         r"#[A-Za-z0-9]",
+    ),
+    # A Spanish DNI written with dots ("44.556.677-K").
+    _rule(
+        "id",
+        r"(?<![\w.])\d{1,2}\.\d{3}\.\d{3}-?[A-Za-z](?!\w)",
+        r"\d\.\d\d\d\.\d\d\d",
+    ),
+    # A MAC address ("00:1A:2B:3C:4D:5E"): six hex pairs, no IP.
+    _rule(
+        "id",
+        r"(?<![\w:])[0-9A-Fa-f]{2}(?:([:-])[0-9A-Fa-f]{2})(?:\1[0-9A-Fa-f]{2}){4}(?![\w:])",
+        r"[0-9A-Fa-f][:-][0-9A-Fa-f]{2}[:-]",
+    ),
+    # A serial number or IMEI after its label ("IMEI 356938035643809", "S/N WM8K-22019").
+    _rule(
+        "id",
+        r"(?i:\b(?:imei|n[uú]mero de serie|serial(?: number| no\.?)?|s/n|sn))\s*[:#]?\s*"
+        r"([A-Z0-9](?=[A-Z0-9-]{0,40}\d)[A-Z0-9-]{5,}[A-Z0-9])(?![\w-])",
+        r"[A-Z0-9][A-Z0-9-]{6}",  # the value: seven or more capitals, digits and dashes
+        group=1,
+        starts=r"imei|n[uú]mero de serie|serial|s/n|\bsn\b",
     ),
     # A capital or digit, a dash, a capital or digit.
     _rule(
@@ -220,7 +265,7 @@ BASE_RULES: list[_Rule] = [
     _rule(
         "id",
         rf"\b{_ID_WORDS}\s*(?i:n[º°o]\.?|n[uú]m(?:ero)?\.?|number|no\.)?\s*[:#]?\s*"
-        r"(\d[\w-]{2,})",
+        r"(\d[\w-]{2,}(?:/[\w-]+)*)",
         r"\d[\w-]{2}",
         group=1,
         starts=r"ticket|tiquet|invoice|factura|pedido|orde|cas|expediente|incidencia|ref"

@@ -34,6 +34,15 @@ def values(text: str, kind: str | None = None) -> list[str]:
         ("Booked for the 3rd of March", "date", ["3rd of March"]),
         ("Fecha: 2026-07-19", "date", ["2026-07-19"]),
         ("Fecha: 19/07/2026.", "date", ["19/07/2026"]),
+        # a day and a month, after a word that introduces a date, one of them two digits
+        ("la cita es el 14/03 a las 10:30", "date", ["14/03"]),
+        ("see you on 12/5 then", "date", ["12/5"]),
+        ("the 3/4 split, el 1/2 kilo, 3/4 of it", "date", []),
+        ("Mi DNI es 44.556.677-K", "id", ["44.556.677-K"]),
+        ("La factura nº 2026/118 está mal", "id", ["2026/118"]),
+        ("IMEI 356938035643809, está bloqueado", "id", ["356938035643809"]),
+        ("the router's MAC is 00:1A:2B:3C:4D:5E", "id", ["00:1A:2B:3C:4D:5E"]),
+        ("serial number WM8K-22019-XZ on the back", "id", ["WM8K-22019-XZ"]),
         ("Nos vemos a las 14:30", "time", ["14:30"]),
         ("Call me at 3 pm", "time", ["3 pm"]),
         ("Quedamos a las 3:30 p. m. en la tienda", "time", ["3:30 p. m."]),
@@ -267,6 +276,10 @@ def test_postcodes_with_their_city_or_label(text: str, expected: list[str]) -> N
         Fact("email", "sam@example.org"),
         Fact("amount", "1.250,50 €"),
         Fact("date", "19 de julio"),
+        Fact("date", "14/03"),
+        Fact("postcode", "SW1A 1AA"),
+        Fact("id", "2026/118"),
+        Fact("id", "00:1A:2B:3C:4D:5E"),
     ],
 )
 def test_a_rendered_key_fact_extracts_back_to_itself(fact: Fact) -> None:
@@ -292,6 +305,7 @@ _FACT_PIECES = (
 @example("612 345 678, 28028 Madrid, CP 28028, #A-5521, AB-12-CD, order-731, TRK5590X")
 @example("ticket 12345, a.b@example.co, https://x.y/z and www.example.com")
 @example("::A")  # a digitless IPv6-like run: text, not an address
+@example("el 14/03, DNI 44.556.677-K, factura 2026/118, MAC 00:1A:2B:3C:4D:5E, S/N AB123-4")
 def test_gates_never_skip_a_pattern_that_matches(text: str) -> None:
     """Each pattern's gate (and the digit check) is only a shortcut: a text the pattern
     matches in always passes it, so gated extraction finds exactly what the full scan did."""

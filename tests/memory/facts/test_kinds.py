@@ -59,6 +59,7 @@ CASES = [
         "the billing address should be 1 Market St, San Francisco, CA 94105",
         "1 Market St, San Francisco, CA 94105",
     ),
+    ("postcode", "the postcode SW1A 1AA is right", "SW1A 1AA"),
     ("account", "will the refund go to the card ending 4242?", "4242"),
     ("account", "Yes, to the card ending in 4242, 5-10 business days.", "4242"),
     ("account", "me cobraron en la tarjeta acabada en 0913 dos veces", "0913"),
@@ -103,6 +104,7 @@ def test_each_kind_is_found_verbatim(kind: str, text: str, value: str) -> None:
         ("La cuenta de 3 meses", "account"),
         ("the card ending soon, renew by 2027", "account"),
         ("refund landed on the 4242 card", "account"),  # no "ending": a number, not a label
+        ("USPS 9400 1000 0000 0000 0000 00", "phone"),  # a run of digit groups, no phone
         ("ES12 3456 7890 1234 5678 no es real", "iban"),  # too short for Spain, bad checksum
     ],
 )
