@@ -3,9 +3,10 @@
 The first rules (ids, dates, times, amounts, percentages, phones, emails, URLs,
 postcodes; among the ids a DNI written with dots, a MAC address, a serial number or IMEI
 after its label, and a labelled id with a slash, "factura 2026/118"; among the dates a
-day and month after a word that introduces them, "el 14/03") come first; `memory.facts.kinds` adds the kinds users give about themselves and
-their systems (IBANs, account numbers, IPs, hosts, tracking numbers, addresses, plates,
-names and companies). Order breaks ties between overlapping matches of the same span.
+day and month after a word that introduces them, "el 14/03") come first;
+`memory.facts.kinds` adds the kinds users give about themselves and their systems
+(IBANs, account numbers, IPs, hosts, tracking numbers, addresses, plates, names and
+companies). Order breaks ties between overlapping matches of the same span.
 """
 
 from __future__ import annotations

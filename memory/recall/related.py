@@ -2,13 +2,13 @@
 
 A question often shares no word with the exchange that answers it ("what vehicle is
 mine?" against "i drive a sedan"); BM25 over the words alone cannot find it. The shipped
-table (`models/related-v1.tsv.gz`, built by `bench.recall.related` from the static
+table (`models/related-v2.tsv.gz`, built by `bench.recall.related` from the static
 embedding of a package, no data set of ours in it) gives each word its nearest words
 with their cosine. `expand` adds a query's related terms at `RELATED_WEIGHT` × cosine ×
 the word's own weight: a related match counts less than the word itself, and a message
 whose only match is a related word of one common word scores under the ranking's cut.
 
-Pure, loaded once (about 5,000 words), stemmed here with the index's own `terms`, so the
+Pure, loaded once (about 6,700 words), stemmed here with the index's own `terms`, so the
 table agrees with whatever the index writes.
 """
 
@@ -21,7 +21,7 @@ from importlib import resources
 
 from memory.recall.terms import QueryTerm, query_terms, terms
 
-MODEL_FILE = "related-v1.tsv.gz"
+MODEL_FILE = "related-v2.tsv.gz"
 # Measured on TIAGE train-built conversations (`bench.recall.ablation`; the table holds
 # no TIAGE word choice): at 0.3 × cosine a related match never cleared `MIN_SCORE`;
 # 0.8–1.2 gave the same answers (0.71 → 0.79–0.80), so the weight is the cosine itself.

@@ -26,4 +26,5 @@ def test_the_table_written_reads_back_the_same(tmp_path: Path) -> None:
     path = tmp_path / "t.tsv.gz"
     builder.write(table, path)
     assert related.parse(path.read_bytes()) == table
-    assert gzip.decompress(path.read_bytes()).startswith(b"# related-v1.tsv.gz: wordllama")
+    header = f"# {related.MODEL_FILE}: wordllama".encode()
+    assert gzip.decompress(path.read_bytes()).startswith(header)
