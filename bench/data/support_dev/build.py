@@ -89,9 +89,7 @@ def build_sessions(paths: list[Path]) -> list[dict[str, object]]:
                         "kind": kind,
                     }
                 )
-            rows.append(
-                {"id": head[0], "lang": head[1], "split": "dev", "exchanges": exchanges}
-            )
+            rows.append({"id": head[0], "lang": head[1], "split": "dev", "exchanges": exchanges})
     return rows
 
 
