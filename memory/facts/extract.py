@@ -49,6 +49,7 @@ IDENTITY_KINDS = frozenset(
         "url",
         "iban",
         "account",
+        "card",
         "ip",
         "host",
         "tracking",

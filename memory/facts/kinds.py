@@ -4,8 +4,8 @@
   length even with wrong check digits, a user's typo kept as said);
 - ``account``: the number after an account, customer, policy or contract label ("número de
   cliente 48213", "mi cuenta es 12345678", "account number 1234-5678-9012", "póliza
-  0045-778"), bank account numbers included, and a payment card's last digits ("card
-  ending 4242");
+  0045-778"), bank account numbers included;
+- ``card``: a payment card's last digits ("card ending 4242", "tarjeta acabada en 7725");
 - ``ip``: IPv4 and IPv6 addresses (checked with `ipaddress`);
 - ``host``: host and domain names (``ns1.example.net``, ``shop.example.es``) on a known
   top-level domain: file names (``config.php``, ``informe.pdf``) are not hosts;
@@ -102,23 +102,26 @@ KIND_RULES: list[_Rule] = [
     # The last digits of a payment card, kept as said ("card ending 4242", "tarjeta
     # acabada en 4242"): what a refund or a charge is looked up by.
     _rule(
-        "account",
-        r"(?i:\b(?:card|tarjeta)(?:\s+[a-záéíóúñ]+){0,2}?\s+(?:ending|ends|that ends|acabada"
-        r"|terminada|que (?:acaba|termina))(?:\s+(?:in|with|en))?)\s*[:#]?\s*(\d{4})(?![\w-])",
+        "card",
+        r"(?i:\b(?:card|tarjeta)\b[^.?!\n\d]{0,30}?\b(?:ending|ends|acabada|terminada|acaba"
+        r"|termina)(?:\s+(?:in|with|en))?)\s*[:#]?\s*(\d{4})(?![\w-])",
         r"\d\d\d\d",
         group=1,
         starts=r"card|tarjeta",
     ),
     _rule(
         "ip",
-        r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?!\.?\d)(?![\w-])",
+        r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?!\.?\d)(?:/\d{1,2}(?![\d.]))?(?![\w-])",
         r"\d\.\d",
     ),
     _rule(
         "ip",
         # a digit somewhere in it: "::A" or "ab:cd:ef" is text (and digitless texts
         # skip the digit kinds' rules, so a full scan and a gated one agree)
-        r"(?<![\w:])(?=[0-9A-Fa-f:]*\d)(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{1,4}(?![\w:])",
+        # (an SPF record's "ip6:" before it; a network's prefix length after it, its last
+        # groups "::" then: "2a0c:5a80:3f12::/48")
+        r"(?:(?<![\w:])|(?<=ip6:))(?=[0-9A-Fa-f:]*\d)(?:(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{1,4}"
+        r"|(?:[0-9A-Fa-f]{1,4}:){1,7}:(?=/\d))(?:/\d{1,3})?(?![\w:])",
         r"[0-9A-Fa-f]?:[0-9A-Fa-f:]",
     ),
     _rule("tracking", r"\b[A-Z]{2}\d{9}[A-Z]{2}\b", r"\d{9}[A-Z]"),
@@ -144,12 +147,13 @@ KIND_RULES: list[_Rule] = [
     ),
     _rule(
         "address",
+        r"(?:\b(?:Unit|Flat|Apt\.?|Apartment|Suite)\s[0-9A-Z]{1,4},?\s)?"
         r"\b\d{1,5}[A-Z]?\s+(?:[A-Z][a-z]+\s+){1,3}(?:Street|St\.?|Avenue|Ave\.?|Road|Rd\.?"
         r"|Lane|Ln\.?|Boulevard|Blvd\.?|Drive|Dr\.?|Way|Court|Ct\.?|Place|Pl\.?|Square"
         r"|Terrace|Close|Crescent)(?!\w)"
         # its town and postcode when they follow: UK ("Bristol BS7 8AE"), US ("San
         # Francisco, CA 94105")
-        r"(?:,\s(?:[A-Z][a-z]+\s){0,2}[A-Z][a-z]+,?\s(?:[A-Z]{1,2}\d[A-Z\d]?\s\d[A-Z]{2}"
+        r"(?:(?:,\s(?:[A-Z][a-z]+\s){0,2}[A-Z][a-z]+){1,2},?\s(?:[A-Z]{1,2}\d[A-Z\d]?\s\d[A-Z]{2}"
         r"|[A-Z]{2}\s\d{5}(?:-\d{4})?)(?![\w-]))?",
         r"\d[A-Z]?\s+[A-Z]",
     ),
@@ -210,7 +214,10 @@ def plausible_kind(kind: str, value: str) -> bool:
 
 def _is_ip(value: str) -> bool:
     try:
-        ipaddress.ip_address(value)
+        if "/" in value:
+            ipaddress.ip_network(value, strict=False)
+        else:
+            ipaddress.ip_address(value)
     except ValueError:
         return False
     return True

@@ -60,7 +60,8 @@ _AMPM = r"(?i:[ap]\.?\s?m\.?)(?!\w)"
 _ID_WORDS = (
     r"(?i:ticket|tiquet|invoice|factura|pedido|order|orden|caso|case|expediente|incidencia"
     r"|reference|referencia|ref|reserva|booking|albar[aá]n|tracking|seguimiento|contrato"
-    r"|contract|p[oó]liza|policy|cuenta|account)"
+    r"|contract|p[oó]liza|policy|cuenta|account|part|pieza|recambio|model|modelo|c[oó]digo"
+    r"|code)"
 )
 
 _EN_MONTH_START = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
@@ -131,6 +132,12 @@ BASE_RULES: list[_Rule] = [
         r"(?![\d/.-]|[.,]\d)",
         r"\d/\d",
         group=1,
+    ),
+    # A US date, month first, when the day cannot be a month ("DOB 04/17/1979").
+    _rule(
+        "date",
+        r"(?<![\d/.-])(?:1[0-2]|0?[1-9])([/.-])(?:1[3-9]|2\d|3[01])\1(?:\d{4}|\d{2})\b",
+        r"[/.-](?<=\d[/.-])\d",
     ),
     # "de" and a month (the "de" is not folded, the month is).
     _rule(
@@ -244,6 +251,25 @@ BASE_RULES: list[_Rule] = [
         group=1,
         starts=r"imei|n[uú]mero de serie|serial|s/n|\bsn\b",
     ),
+    # Capitals, a space, six digits or more ("RA 40918273", "MRN 00482913"); a UK VAT
+    # number in its groups ("GB 284 1193 56").
+    # (a label that names its value is no part of it: "IMEI 3569…", "DNI 4455…")
+    _rule(
+        "id",
+        r"\b(?!(?:IMEI|DNI|NIE|NIF|CIF|CP|SN|REF|PIN|CUPS|IBAN)\b)[A-Z]{2,4}\s\d{6,}\b",
+        r"[A-Z]\s\d{6}",
+    ),
+    _rule(
+        "id",
+        r"\bGB\s?\d{3}\s?\d{4}\s?\d{2}(?:\s?\d{3})?\b",
+        r"GB\s?\d\d\d",
+    ),
+    # Twelve letters and digits or more with a run of five digits ("REGAGE26e00041972210").
+    _rule(
+        "id",
+        r"\b(?=[A-Za-z0-9]{0,60}\d{5})(?=[A-Za-z0-9]{0,60}[A-Za-z])[A-Za-z0-9]{12,}\b",
+        r"\d\d\d\d\d",
+    ),
     # A capital or digit, a dash, a capital or digit.
     _rule(
         "id",
@@ -266,10 +292,11 @@ BASE_RULES: list[_Rule] = [
     _rule(
         "id",
         rf"\b{_ID_WORDS}\s*(?i:n[º°o]\.?|n[uú]m(?:ero)?\.?|number|no\.)?\s*[:#]?\s*"
-        r"(\d[\w-]{2,}(?:/[\w-]+)*)",
+        r"(\d[\w-]{2,}(?:/[\w-]+|\.\d+)*)",
         r"\d[\w-]{2}",
         group=1,
         starts=r"ticket|tiquet|invoice|factura|pedido|orde|cas|expediente|incidencia|ref"
-        r"|reserva|booking|albar|tracking|seguimiento|contra|p[oó]liza|policy|cuenta|account",
+        r"|reserva|booking|albar|tracking|seguimiento|contra|p[oó]liza|policy|cuenta|account"
+        r"|\bpart\b|pieza|recambio|\bmodel|c[oó]digo|\bcode\b",
     ),
 ]

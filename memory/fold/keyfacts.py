@@ -24,6 +24,7 @@ PRIORITY: dict[FactKind, int] = {
     "company": 8,
     "iban": 8,
     "account": 8,
+    "card": 7,
     "id": 7,
     "email": 7,
     "phone": 7,
@@ -139,6 +140,7 @@ _RENDER_LABELS: dict[FactKind, str] = {
     "account": "número de cuenta",
     "tracking": "seguimiento",
     "plate": "matrícula",
+    "card": "tarjeta acabada",
     "name": "nombre",
     "company": "empresa",
 }

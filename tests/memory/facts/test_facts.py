@@ -43,6 +43,13 @@ def values(text: str, kind: str | None = None) -> list[str]:
         ("IMEI 356938035643809, está bloqueado", "id", ["356938035643809"]),
         ("the router's MAC is 00:1A:2B:3C:4D:5E", "id", ["00:1A:2B:3C:4D:5E"]),
         ("serial number WM8K-22019-XZ on the back", "id", ["WM8K-22019-XZ"]),
+        ("please include it, RA 40918273 I think it is", "id", ["RA 40918273"]),
+        ("MRN 00482913, DOB 04/17/1979", "id", ["MRN 00482913"]),
+        ("MRN 00482913, DOB 04/17/1979", "date", ["04/17/1979"]),
+        ("our VAT number is GB 284 1193 56", "id", ["GB 284 1193 56"]),
+        ("he says the new pump was faulty too, part 4471-0920", "id", ["4471-0920"]),
+        ("dicen codigo 9011.80.00. eso es mucho arancel?", "id", ["9011.80.00"]),
+        ("el registro es REGAGE26e00041972210, ya está", "id", ["REGAGE26e00041972210"]),
         ("Nos vemos a las 14:30", "time", ["14:30"]),
         ("Call me at 3 pm", "time", ["3 pm"]),
         ("Quedamos a las 3:30 p. m. en la tienda", "time", ["3:30 p. m."]),
@@ -280,6 +287,9 @@ def test_postcodes_with_their_city_or_label(text: str, expected: list[str]) -> N
         Fact("postcode", "SW1A 1AA"),
         Fact("id", "2026/118"),
         Fact("id", "00:1A:2B:3C:4D:5E"),
+        Fact("card", "7725"),
+        Fact("ip", "2a0c:5a80:3f12::/48"),
+        Fact("id", "9011.80.00"),
     ],
 )
 def test_a_rendered_key_fact_extracts_back_to_itself(fact: Fact) -> None:

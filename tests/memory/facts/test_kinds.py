@@ -35,6 +35,10 @@ CASES = [
     ("ip", "The box answers on 10.0.0.12 inside the VPN", "10.0.0.12"),
     ("ip", "Tiene la IPv6 2001:db8:85a3::8a2e:370:7334 asignada", "2001:db8:85a3::8a2e:370:7334"),
     ("ip", "ping fe80::1 fails", "fe80::1"),
+    # inside an SPF record, and networks with their prefix length
+    ("ip", '"v=spf1 ip4:185.47.212.93 ip6:2a02:4780:1:7::2f ~all"', "2a02:4780:1:7::2f"),
+    ("ip", "el de antes tenia un prefijo 2a0c:5a80:3f12::/48 o algo asi", "2a0c:5a80:3f12::/48"),
+    ("ip", "the office LAN is 192.168.10.0/24", "192.168.10.0/24"),
     ("host", "El DNS primario es ns1.example.net y el secundario no", "ns1.example.net"),
     ("host", "La tienda está en shop.example.es desde ayer", "shop.example.es"),
     ("host", "Our mail server mail.acme-corp.com rejects it.", "mail.acme-corp.com"),
@@ -48,6 +52,16 @@ CASES = [
         "Avenida de la Constitución 12",
     ),
     ("address", "Please ship it to 221B Baker Street, London", "221B Baker Street"),
+    (
+        "address",
+        "send it to 14 Orchard Close, Caversham, Reading RG4 7PL please",
+        "14 Orchard Close, Caversham, Reading RG4 7PL",
+    ),
+    (
+        "address",
+        "it should be Unit 4, 19 Cheltenham Road, Bristol BS6 5QX",
+        "Unit 4, 19 Cheltenham Road, Bristol BS6 5QX",
+    ),
     # an English address's town and postcode, UK and US, when they follow
     (
         "address",
@@ -60,10 +74,11 @@ CASES = [
         "1 Market St, San Francisco, CA 94105",
     ),
     ("postcode", "the postcode SW1A 1AA is right", "SW1A 1AA"),
-    ("account", "will the refund go to the card ending 4242?", "4242"),
-    ("account", "Yes, to the card ending in 4242, 5-10 business days.", "4242"),
-    ("account", "me cobraron en la tarjeta acabada en 0913 dos veces", "0913"),
-    ("account", "mi tarjeta visa que termina en 9876 está bloqueada", "9876"),
+    ("card", "will the refund go to the card ending 4242?", "4242"),
+    ("card", "Yes, to the card ending in 4242, 5-10 business days.", "4242"),
+    ("card", "me cobraron en la tarjeta acabada en 0913 dos veces", "0913"),
+    ("card", "mi tarjeta visa que termina en 9876 está bloqueada", "9876"),
+    ("card", "ya me ha llegado la tarjeta nueva, acaba en 7725. como la activo?", "7725"),
     ("postcode", "Vivo en la calle Alcalá 214, 3.º B, 28028 Madrid", "28028"),
     ("plate", "El coche tiene matrícula 1234 ABC y es gris", "1234 ABC"),
     ("plate", "la furgoneta 4821-KLM no pasó la ITV", "4821-KLM"),
@@ -102,8 +117,8 @@ def test_each_kind_is_found_verbatim(kind: str, text: str, value: str) -> None:
         ("I'm Sorry, it failed again", "name"),
         ("Hola, soy de Madrid", "name"),
         ("La cuenta de 3 meses", "account"),
-        ("the card ending soon, renew by 2027", "account"),
-        ("refund landed on the 4242 card", "account"),  # no "ending": a number, not a label
+        ("the card ending soon, renew by 2027", "card"),
+        ("refund landed on the 4242 card", "card"),  # no "ending": a number, not a label
         ("USPS 9400 1000 0000 0000 0000 00", "phone"),  # a run of digit groups, no phone
         ("ES12 3456 7890 1234 5678 no es real", "iban"),  # too short for Spain, bad checksum
     ],
