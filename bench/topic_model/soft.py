@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 
 from bench.topics import DEFAULT_WINDOW, Detector, Session, Turn, turn_context
 from memory.soft_reset.case import chained, previous_case
-from memory.soft_reset.revert import REVERT_WITHIN, RevertCheck, decide_revert, decide_veto
+from memory.soft_reset.revert import RevertCheck, decide_revert, decide_veto
 from memory.types import Exchange, PreviousCase
 
 UNDO_MINUTES = 60.0  # VENTANA_UNDO_MINUTES' default
@@ -55,7 +55,7 @@ def _replay(turns: Sequence[Turn], resets: Callable[[int, int], bool]) -> tuple[
     reopened: datetime | None = None
     for i in range(1, len(turns)):
         turn = turns[i]
-        if previous is not None and i - start <= REVERT_WITHIN:
+        if previous is not None:  # `decide_revert` knows how late it may be
             episode = _exchanges(turns, start, i)
             if decide_revert(RevertCheck(turn.user, previous, "auto:bench", episode, i - start)):
                 out[reset_at], start, previous, reopened = False, closed_at, None, turn.ts

@@ -153,6 +153,26 @@ async def test_a_new_episode_that_refers_back_brings_the_case_facts_again(
     assert len(await store.episodes(KEY)) == 2
 
 
+async def test_a_reset_that_stood_reverts_when_the_user_names_the_case_again(
+    store: SQLiteStore,
+) -> None:
+    """Well past the revert window, a message naming the closed case's order said whole
+    undoes the reset that stood: one episode again, the old case's exchanges in the
+    request (an amount, above, only brings the case's block back)."""
+    engine = engine_for(store)
+    for text in OLD:
+        await turn(engine, text)
+    await turn(engine, NEW)
+    for text in [*UNRELATED, "¿Y los festivos?"]:
+        await turn(engine, text)
+    prepared = await engine.prepare(KEY, "Vuelvo con lo del pedido 4471, ¿alguna novedad?")
+    assert prepared.decision.reason == "reset_reverted"
+    assert prepared.decision.signals["reset_revert_shared"] == ["4471"]
+    assert isinstance(prepared.plan, Assembly)
+    assert "pantalla" in sent_text(prepared.plan)
+    assert len(await store.episodes(KEY)) == 1
+
+
 async def test_a_false_reset_reverts_when_the_next_message_shares_a_fact(
     store: SQLiteStore,
 ) -> None:

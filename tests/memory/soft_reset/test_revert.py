@@ -87,12 +87,26 @@ def test_a_first_episode_or_a_reset_without_its_case_never_reverts() -> None:
     assert decide_revert(check("El ticket #4821", [FIRST], opened_by=None)) is None
 
 
-def test_the_revert_window_closes_after_three_messages() -> None:
-    """Past `REVERT_WITHIN` messages of the new episode, the reset stands for good."""
-    within = check("El ticket #4821", [FIRST], since_reset=REVERT_WITHIN)
-    after = check("El ticket #4821", [FIRST], since_reset=REVERT_WITHIN + 1)
-    assert decide_revert(within) is not None
-    assert decide_revert(after) is None
+def test_past_three_messages_only_the_case_s_identifiers_revert() -> None:
+    """Past `REVERT_WITHIN` messages of the new episode, shared words, a cue or an answer
+    no longer revert; naming the old case's ticket or IP said whole still does, unless
+    the message names more identifiers of its own."""
+    late = REVERT_WITHIN + 1
+    for message in (
+        "La conexión de fibra del router se cae cada hora",
+        "Sigue igual que ayer",
+        "Sí",
+        "El 4821 otra vez",  # a digit run, not the ticket said whole
+    ):
+        assert decide_revert(check(message, [FIRST], since_reset=late)) is None, message
+    found = decide_revert(check("El ticket #4821 sigue abierto", [FIRST], since_reset=40))
+    assert found is not None
+    assert found.reason == "shared_facts"
+    assert found.shared == ("#4821",)
+    ip = decide_revert(check("Os paso la IP otra vez: 192.168.1.1", [FIRST], since_reset=late))
+    assert ip is not None
+    own = check("El #4821 se parece al #9120 y al #9121 nuevos", [FIRST], since_reset=late)
+    assert decide_revert(own) is None
 
 
 def test_facts_of_the_new_episode_outweigh_the_old_ones() -> None:
