@@ -2,6 +2,9 @@
 
     python -m bench.blind [--quick] [--data DIR] [--jobs N]
 
+`--data bench/data/support_dev` (or `support_train`) scores a written dev set the same
+way (its `sessions.jsonl` and `longcase.jsonl`), with no targets: those sets may be read.
+
 `bench/data/blind/` was written without reading the detector, the fold-in, recall or the
 labelled sets (its README says how); it is scored, never read for misses, so this bench
 prints no turn, no session and no fact it got wrong: only counts.
@@ -234,6 +237,11 @@ def targets_for(
     return out
 
 
+# Another written set's sessions (`bench/data/support_dev/`, `support_train/`): scored the
+# same way when `--data` names its folder.
+OTHER_SETS = (("sessions", "sessions.jsonl"),)
+
+
 def main(argv: Sequence[str] | None = None) -> list[Target]:
     parser = argparse.ArgumentParser(
         prog="python -m bench.blind", description=(__doc__ or "").splitlines()[0]
@@ -248,14 +256,17 @@ def main(argv: Sequence[str] | None = None) -> list[Target]:
     )
     args = parser.parse_args(argv)
 
-    varied = load_topic_set(args.data / VARIED)
-    multicase = load_topic_set(args.data / MULTICASE)
+    blind = args.data.resolve() == DEFAULT_DATA.resolve()
     cases = load_long_cases(args.data / LONGCASE)
     print(
-        f"== blind held-out sets ({args.data.name}/): aggregate figures only, window {args.window}"
+        f"== {'blind held-out' if blind else 'written'} sets ({args.data.name}/): aggregate"
+        f" figures only, window {args.window}"
     )
-    varied_scores = run_topic_set("varied es/en", varied, args.window)
-    multicase_scores = run_topic_set("multi-case es", multicase, args.window)
+    scores: dict[str, dict[str, TopicScore]] = {}
+    for title, file in (("varied es/en", VARIED), ("multi-case es", MULTICASE), *OTHER_SETS):
+        if blind or (args.data / file).exists():  # the blind folder must hold every set
+            sessions = load_topic_set(args.data / file, "blind" if blind else None)
+            scores[file] = run_topic_set(title, sessions, args.window)
 
     if args.quick:
         picked = [next(c for c in cases if c.lang == lang) for lang in ("es", "en")]
@@ -275,5 +286,7 @@ def main(argv: Sequence[str] | None = None) -> list[Target]:
         f"{on.standing} | {off.standing} | {lossy.standing}; facts in the last request "
         f"{on.facts_kept} | {off.facts_kept} | {lossy.facts_kept} of {on.facts}"
     )
+    if not blind:  # a written dev set: figures to read, no targets
+        return []
     name = DETECTORS[0][0]
-    return targets_for(varied_scores[name], multicase_scores[name], on, lossy)
+    return targets_for(scores[VARIED][name], scores[MULTICASE][name], on, lossy)

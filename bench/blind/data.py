@@ -75,13 +75,14 @@ def _when(where: str, value: object) -> datetime:
         raise BlindDataError(f"{where}: ts {value!r} is not ISO-8601") from exc
 
 
-def validate_topic_file(path: Path) -> None:
+def validate_topic_file(path: Path, split: str | None = "blind") -> None:
     """Raise BlindDataError unless every line is a session of the topics format with a
-    `start` first, then `continue`/`reset` of known kinds, in time order."""
+    `start` first, then `continue`/`reset` of known kinds, in time order (and, unless
+    `split` is None, of that split)."""
     count = 0
     for where, _sid, _lang, raw in _headed(path):
-        if raw.get("split") != "blind":
-            raise BlindDataError(f"{where}: split must be 'blind'")
+        if split is not None and raw.get("split") != split:
+            raise BlindDataError(f"{where}: split must be {split!r}")
         exchanges = raw.get("exchanges")
         if not isinstance(exchanges, list) or len(exchanges) < 2:
             raise BlindDataError(f"{where}: exchanges must be a list of 2 or more")
@@ -115,8 +116,8 @@ def validate_topic_file(path: Path) -> None:
         raise BlindDataError(f"{path.name}: no sessions")
 
 
-def load_topic_set(path: Path) -> list[topics.Session]:
-    validate_topic_file(path)
+def load_topic_set(path: Path, split: str | None = "blind") -> list[topics.Session]:
+    validate_topic_file(path, split)
     return topics.load(path)
 
 
