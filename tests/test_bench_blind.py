@@ -161,3 +161,13 @@ def test_lossy_summary_server_drops_the_facts() -> None:
     text = body["choices"][0]["message"]["content"]
     assert text.startswith("Resumen")
     assert not any(fact in text for fact in ("185.62.74.219", "ES02", "a@b.es", "49,90"))
+
+
+def test_a_written_dev_set_loads_with_any_split_and_never_as_blind() -> None:
+    """`bench.blind --data bench/data/support_dev` reads the dev sessions (split "dev");
+    the same file is refused where a blind set is required."""
+    path = topics.REPO / "bench" / "data" / "support_dev" / "sessions.jsonl"
+    sessions = blind.load_topic_set(path, None)
+    assert len(sessions) == 24
+    with pytest.raises(blind.BlindDataError, match="split must be 'blind'"):
+        blind.load_topic_set(path)
