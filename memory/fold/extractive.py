@@ -21,8 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memory.facts import IDENTITY_KINDS, Fact, extract_facts, missing_facts
-from memory.fold.guard import KEY_FACTS_HEADING, line_value, split_sentences, trim_lines
+from memory.facts import IDENTITY_KINDS, Fact, extract_facts
+from memory.fold.guard import KEY_FACTS_HEADING, line_value, split_sentences, trim_lines, unsaid
 from memory.fold.keyfacts import cap_key_facts, render_fact
 from memory.fold.summarizer import (
     FoldInput,
@@ -337,7 +337,7 @@ def _with_key_facts(
     """The body, then every required fact it does not say, within `cap`: the body gives
     way first (a fact alone is cheaper than its line), then the least valuable facts."""
     for _ in range(_TRIM_ROUNDS):
-        facts = missing_facts(required, "\n".join(lines))
+        facts = unsaid(required, "\n".join(lines))
         text = _compose(lines, facts, heading)
         if count(text) <= cap or not lines:
             break
@@ -347,7 +347,7 @@ def _with_key_facts(
             lines, min(room, count("\n".join(lines)) - 1), count, values, split=False
         )
     else:
-        facts = missing_facts(required, "\n".join(lines))
+        facts = unsaid(required, "\n".join(lines))
     while facts and (over := count(_compose(lines, facts, heading)) - cap) > 0:
         shown = sum(count(render_fact(f)) for f in facts)
         facts, _dropped = cap_key_facts(facts, shown - over, count)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from memory.facts import Fact, dedupe, extract_facts, missing_facts
-from memory.fold.keyfacts import cap_key_facts, render_fact
+from memory.fold.keyfacts import cap_key_facts, render_fact, salient_facts
 from memory.noise import text_noise
 
 CountTokens = Callable[[str], int]
@@ -90,7 +90,7 @@ def guard_summary(
     if reason is not None:
         return GuardResult(previous_text, (), (), ok=False, reject_reason=reason)
     body, listed = split_fact_list(draft, heading)
-    missing = dedupe([*listed, *missing_facts(required, body)])
+    missing = dedupe([*listed, *unsaid(required, body)])
     # Trimming the body to make room can take more facts with it, so size the room again
     # until the section fits (never more than KEY_FACTS_RESERVE of the cap).
     reserve = 0
@@ -100,13 +100,32 @@ def guard_summary(
             break
         reserve = min(max(reserve, section), int(cap_tokens * KEY_FACTS_RESERVE))
         body = "\n".join(trim_lines(body.splitlines(), cap_tokens - reserve, count_tokens))
-        missing = dedupe([*listed, *missing_facts(required, body)])
+        missing = dedupe([*listed, *unsaid(required, body)])
     text, dropped = _append_key_facts(body, missing, heading, cap_tokens, count_tokens, pinned)
     if not text.strip():  # a cap too small for anything at all
         return GuardResult(previous_text, (), (), ok=False, reject_reason="empty")
     needed, given = set(required), set(listed)
     restored_facts = tuple(f for f in missing if f in needed and f not in given)
     return GuardResult(text, restored_facts, tuple(f for f in dropped if f in needed), ok=True)
+
+
+def unsaid(required: Sequence[Fact], body: str) -> list[Fact]:
+    """The required facts `body` does not say so that the next fold reads them back: not
+    there at all, or there only where no pattern finds them (an address the summary
+    restated without its label, an IPv6 kept only inside an SPF record). The next fold
+    requires what it reads in the summary, so a fact said only so would be kept this
+    once and then lost; it goes under key facts instead. Compared by value, case and
+    spaces aside: a value read back as another kind is still required next time."""
+    absent = missing_facts(required, body)
+    if len(absent) == len(required):
+        return absent
+    read = {_squash(f.value) for f in salient_facts(body)}
+    gone = set(absent)
+    return [f for f in required if f in gone or _squash(f.value) not in read]
+
+
+def _squash(value: str) -> str:
+    return "".join(value.casefold().split())
 
 
 def split_fact_list(text: str, heading: str) -> tuple[str, list[Fact]]:
