@@ -99,15 +99,25 @@ KIND_RULES: list[_Rule] = [
         starts=r"cuenta|client|socio|abonado|p[oó]liza|contra|customer|account|policy|member"
         r"|suministro|cups",
     ),
+    # The same labels before a code of capitals and digits ("account ID is ACC-58812-QP").
+    _rule(
+        "account",
+        _ACCOUNT_LABEL + r"((?=[A-Z0-9-]{0,30}\d{3})[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+)(?![\w-])",
+        r"[A-Z][A-Z0-9]*-",
+        group=1,
+        starts=r"cuenta|client|socio|abonado|p[oó]liza|contra|customer|account|policy|member"
+        r"|suministro|cups",
+    ),
     # The last digits of a payment card, kept as said ("card ending 4242", "tarjeta
     # acabada en 4242"): what a refund or a charge is looked up by.
     _rule(
         "card",
-        r"(?i:\b(?:card|tarjeta)\b[^.?!\n\d]{0,30}?\b(?:ending|ends|acabada|terminada|acaba"
+        r"(?i:\b(?:card|tarjeta|visa|mastercard|amex)\b[^.?!\n\d]{0,30}?\b(?:ending|ends"
+        r"|acabada|terminada|acaba"
         r"|termina)(?:\s+(?:in|with|en))?)\s*[:#]?\s*(\d{4})(?![\w-])",
         r"\d\d\d\d",
         group=1,
-        starts=r"card|tarjeta",
+        starts=r"card|tarjeta|visa|mastercard|amex",
     ),
     _rule(
         "ip",
