@@ -23,7 +23,7 @@ from functools import lru_cache
 from memory.facts.kinds import DIGITLESS_KINDS, KIND_RULES, plausible_kind
 from memory.facts.labels import label_before
 from memory.facts.presence import _PLAIN, _is_word, _present, missing_facts
-from memory.facts.rules import _ODD_CASE, BASE_RULES, Fact, FactKind, _lowered
+from memory.facts.rules import _ODD_CASE, BASE_RULES, Fact, FactKind, _lowered, _Rule
 
 __all__ = [
     "IDENTITY_KINDS",
@@ -71,6 +71,21 @@ _RANKED_DIGITLESS = [(rank, rule) for rank, rule in _RANKED if rule.kind in _DIG
 _DIGIT = re.compile(r"\d")
 _TRAILING = ".,;:!?)]}'\"»”’"
 _PHONE_DIGITS = (8, 15)
+# A line break right after a closing quote is sealed: no match crosses it, since a match
+# holding the break would hold the quote before it, and no pattern takes a closing quote
+# (only the URL pattern has a negated class, and it stops at whitespace); the words
+# that label a value are cut at every line break (`labels._CLAUSE`). So the facts of a
+# text whose every break is sealed are those of its lines, in order, deduplicated: the
+# same values, kinds and labels (tests/memory/facts/test_sealed_lines.py).
+_SEALED = "»”"
+_UNSEALED = re.compile(rf"(?:^|[^{_SEALED}\n])\n")
+# But a gate is searched in the whole text: one found on another line lets a rule run on
+# a line where it finds nothing of its own. That changes nothing for the rules whose
+# gates every match holds (a line without the gate has no match); the rules led by
+# start words may match without their gate (a company named "2024", an account number
+# "12-34-56"): a line where one would find something only under the whole text's gate
+# makes the whole text be read whole.
+_LOOSE = [(rank, rule) for rank, rule in _RANKED if rule.starts is not None]
 
 
 def extract_facts(text: str) -> list[Fact]:
@@ -82,7 +97,53 @@ def extract_facts(text: str) -> list[Fact]:
 @lru_cache(maxsize=8192)
 def facts_of(text: str) -> tuple[Fact, ...]:
     """The facts of `text`: the one place they are computed. Cached: folds and the fact
-    guard see the same summary and exchanges again and again."""
+    guard see the same summary and exchanges again and again. A text whose every line
+    break is sealed (`_SEALED`) has the facts of its lines, each line read once however
+    many texts hold it: the extractive summary's quoted lines come back every fold."""
+    if "\n" in text and _UNSEALED.search(text) is None:
+        composed = _by_lines(text)
+        if composed is not None:
+            return composed
+    return scan(text)
+
+
+def _by_lines(text: str) -> tuple[Fact, ...] | None:
+    """The facts of a sealed text from those of its lines; None when a rule of `_LOOSE`
+    runs on the whole text and would find something on a line it does not run on."""
+    readings = [_line_reading(line) for line in text.split("\n")]
+    whole = _passing(text)
+    if any(whole & unsure for _, unsure in readings):
+        return None
+    return tuple(dedupe(fact for facts, _ in readings for fact in facts))
+
+
+@lru_cache(maxsize=8192)
+def _line_reading(line: str) -> tuple[tuple[Fact, ...], int]:
+    """A line's facts, and the rules of `_LOOSE` (a mask) that do not run on it but would
+    find something there (rare: most lines lack their start words)."""
+    lowered, passed, unsure = _lowered(line), _passing(line), 0
+    for bit, (rank, rule) in enumerate(_LOOSE):
+        found = rule.starts.search(lowered) if lowered and rule.starts else None
+        if passed >> bit & 1 or (lowered and found is None):
+            continue
+        if next(iter(_matches(line, rank, rule, found.start() if found else 0)), None):
+            unsure |= 1 << bit
+    return facts_of(line), unsure
+
+
+def _passing(text: str) -> int:
+    """The rules of `_LOOSE` that `_candidates` runs on `text`, as a mask."""
+    digits = _DIGIT.search(text) is not None
+    return sum(
+        1 << bit
+        for bit, (_, rule) in enumerate(_LOOSE)
+        if (digits or rule.kind in _DIGITLESS_KINDS)
+        and all(gate.search(text) for gate in rule.gates)
+    )
+
+
+def scan(text: str) -> tuple[Fact, ...]:
+    """Every pattern run over the whole of `text` (what `facts_of` caches)."""
     spans = sorted(_candidates(text), key=lambda c: (c[0], -(c[1] - c[0]), c[3]))
     facts: list[Fact] = []
     end_of_last = -1
@@ -117,13 +178,20 @@ def _candidates(text: str) -> Iterable[tuple[int, int, FactKind, int]]:
                 if found is None:
                     continue
                 first = found.start()
-        kind = rule.kind
-        # From `first` on as in the whole text: lookbehinds and \b still see before it.
-        for match in rule.pattern.finditer(text, first):
-            start, end = match.span(rule.group)
-            end = _strip_trailing(text, start, end, kind)
-            if end > start and _bounded(text, start, end) and _plausible(kind, text[start:end]):
-                yield start, end, kind, rank
+        yield from _matches(text, rank, rule, first)
+
+
+def _matches(
+    text: str, rank: int, rule: _Rule, first: int
+) -> Iterable[tuple[int, int, FactKind, int]]:
+    """The candidates of one rule, its gates aside."""
+    kind = rule.kind
+    # From `first` on as in the whole text: lookbehinds and \b still see before it.
+    for match in rule.pattern.finditer(text, first):
+        start, end = match.span(rule.group)
+        end = _strip_trailing(text, start, end, kind)
+        if end > start and _bounded(text, start, end) and _plausible(kind, text[start:end]):
+            yield start, end, kind, rank
 
 
 def _strip_trailing(text: str, start: int, end: int, kind: FactKind) -> int:
