@@ -112,8 +112,8 @@ KIND_RULES: list[_Rule] = [
     # acabada en 4242"): what a refund or a charge is looked up by.
     _rule(
         "card",
-        r"(?i:\b(?:card|tarjeta|visa|mastercard|amex)\b[^.?!\n\d]{0,30}?\b(?:ending|ends"
-        r"|acabada|terminada|acaba"
+        r"(?i:\b(?:card|tarjeta|visa|mastercard|amex)(?:[ ,]+[a-záéíóúñ']+){0,4}?[ ,]+(?:ending"
+        r"|ends|acabada|terminada|acaba"
         r"|termina)(?:\s+(?:in|with|en))?)\s*[:#]?\s*(\d{4})(?![\w-])",
         r"\d\d\d\d",
         group=1,
