@@ -39,6 +39,7 @@ from psycopg.rows import dict_row
 from memory.recall.port import RecallQuery
 from memory.recall.rank import (
     CANDIDATES,
+    COMMON_SHARE,
     Candidate,
     Hit,
     idf,
@@ -96,6 +97,33 @@ SEARCH = (
     " WHERE x.episode_id = %(ep)s AND x.id < %(before)s"
     " ORDER BY (SELECT sum(u.w) FROM unnest(%(each)s::tsquery[], %(weights)s::float8[]) AS u(q, w)"
     "   WHERE m.terms @@ u.q) DESC, ts_rank(m.terms, %(query)s::tsquery) DESC, x.id DESC"
+    " LIMIT %(limit)s"
+)
+# `STATS` and `SEARCH` in one round trip, for a search of the current episode only: the
+# statistics, the searchable terms and their IDF weights (`rank.searchable`, `rank.idf`)
+# computed by the server, the candidates ordered as `SEARCH` orders them, and every
+# term's document frequency on each row (`dfs`, in `each`'s order), so `rank` re-ranks
+# over exactly the statistics `key_stats` would have read. No row: no candidate.
+SEARCH_ONE = (
+    "WITH s AS MATERIALIZED (SELECT u.n, u.q, u.w, u.hard,"
+    "   (SELECT count(*) FROM recall_index r WHERE r.terms @@ u.q) AS df"
+    "   FROM unnest(%(each)s::tsquery[], %(weights)s::float8[], %(hard)s::bool[])"
+    "   WITH ORDINALITY AS u(q, w, hard, n)),"
+    " d AS (SELECT df AS docs FROM s WHERE n = 1),"
+    " k AS MATERIALIZED (SELECT s.q,"
+    "   s.w * ln(1.0 + (d.docs - s.df + 0.5)::float8 / (s.df + 0.5)::float8) AS w"
+    "   FROM s, d WHERE s.n > 1 AND s.df > 0"
+    "   AND (s.hard OR s.df <= greatest(1.0, %(common)s * d.docs))),"
+    " m AS MATERIALIZED (SELECT exchange_id, terms FROM recall_index"
+    "   WHERE terms @@ (SELECT string_agg(k.q::text, ' | ')::tsquery FROM k))"
+    " SELECT x.id, x.episode_id, x.user_text, x.reply_text, x.created_at,"
+    " ARRAY(SELECT t.lexeme FROM unnest(m.terms) t, generate_series(1, cardinality(t.positions))"
+    "   WHERE t.lexeme <> %(mark)s) AS terms,"
+    " (SELECT array_agg(s.df ORDER BY s.n) FROM s) AS dfs"
+    " FROM m JOIN exchanges x ON x.id = m.exchange_id"
+    " WHERE x.episode_id = %(ep)s AND x.id < %(before)s"
+    " ORDER BY (SELECT sum(k.w) FROM k WHERE m.terms @@ k.q) DESC,"
+    "   ts_rank(m.terms, (SELECT string_agg(k.q::text, ' | ')::tsquery FROM k)) DESC, x.id DESC"
     " LIMIT %(limit)s"
 )
 SIZE = (
@@ -180,6 +208,40 @@ def search_params(
     }
 
 
+def search_one_params(query: RecallQuery) -> dict[str, Any]:
+    """`SEARCH_ONE` for `query` (its current episode, `id < before`)."""
+    terms_ = query.terms
+    return {
+        "each": [
+            _term_query(query.session_id, "_n"),
+            *(_term_query(query.session_id, q.term) for q in terms_),
+        ],
+        "weights": [0.0, *(q.weight for q in terms_)],
+        "hard": [False, *(q.hard for q in terms_)],
+        "common": COMMON_SHARE,
+        "mark": _prefix(query.session_id) + "_n",
+        "ep": query.episode_id,
+        "before": _UNBOUNDED if query.before is None else query.before,
+        "limit": CANDIDATES,
+    }
+
+
+async def search_one(conn: Conn, query: RecallQuery) -> list[Hit]:
+    """The ranked hits of a search of the current episode alone, in one statement."""
+    if query.before is not None and query.before <= 0:
+        return []
+    cur = await conn.cursor(row_factory=dict_row).execute(SEARCH_ONE, search_one_params(query))
+    rows = await cur.fetchall()
+    if not rows:
+        return []
+    counts = [int(n) for n in rows[0]["dfs"]]
+    docs = counts[0]
+    df = {q.term: n for q, n in zip(query.terms, counts[1:], strict=True) if n}
+    wanted = searchable(query.terms, df, docs)
+    cut = len(_prefix(query.session_id))
+    return rank(wanted, [_candidate(r, cut) for r in rows], df, docs, query.limit)
+
+
 def _candidate(row: dict[str, Any], cut: int) -> Candidate:
     exchange = Exchange(
         int(row["id"]), int(row["episode_id"]), row["user_text"], row["reply_text"], True,
@@ -262,6 +324,8 @@ class PostgresRecall:
         if not query.terms or query.limit <= 0:
             return []
         async with self.db.connection() as conn:
+            if query.previous is None:  # the common case: one round trip
+                return await search_one(conn, query)
             docs, df = await key_stats(conn, session_id, query.terms)
             wanted = searchable(query.terms, df, docs)
             if not wanted:
@@ -269,8 +333,6 @@ class PostgresRecall:
             current = await _candidates(
                 conn, query, query.episode_id, query.before, wanted, df, docs
             )
-            if query.previous is None:
-                return rank(wanted, current, df, docs, query.limit)
             previous = await _candidates(conn, query, query.previous, None, wanted, df, docs)
         return rank_with_previous(wanted, current, previous, df, docs, query.limit)
 

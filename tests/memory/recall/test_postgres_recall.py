@@ -11,6 +11,7 @@ from psycopg.rows import dict_row
 from structlog.testing import capture_logs
 
 from memory.recall.port import RecallQuery
+from memory.recall.related import search_terms
 from memory.recall.terms import QueryTerm, query_terms
 from memory.store.postgres import recall
 from memory.store.postgres.migrations import MIGRATIONS, migrate
@@ -186,3 +187,44 @@ async def test_a_migration_merged_in_between_takes_the_next_version(
         rows = await cur.fetchall()
     assert applied == [name for name, _ in MIGRATIONS[5:]]
     assert rows[5:] == [(6, "0099_later"), *((7 + n, name) for n, name in enumerate(applied))]
+
+
+async def _two_statements(store: PostgresStore, query: RecallQuery) -> list[object]:
+    """The search as it was before `SEARCH_ONE`: the key's statistics, then candidates."""
+    async with store.db.connection() as conn:
+        docs, df = await recall.key_stats(conn, query.session_id, query.terms)
+        wanted = recall.searchable(query.terms, df, docs)
+        if not wanted:
+            return []
+        found = await recall._candidates(
+            conn, query, query.episode_id, query.before, wanted, df, docs
+        )
+    return [(h.exchange.id, h.score, h.matched) for h in recall.rank(wanted, found, df, docs, 20)]
+
+
+async def test_one_statement_ranks_as_the_statistics_then_the_search_did(
+    postgres_url: str,
+) -> None:
+    """`SEARCH_ONE` (statistics, searchable terms and IDF weights computed by the server)
+    gives the very hits of the two statements it replaced: common words left out, hard
+    facts kept, related words weighed, an id bound respected."""
+    store = await PostgresStore.open(postgres_url, pool_size=2)
+    try:
+        texts = [*CASE, *(f"{FILLER[n % 4]} ({n})" for n in range(30))]
+        await say(store, "whatsapp:34601", texts)
+        state = await state_of(store, "whatsapp:34601")
+        extra = ["el correo no llega", "what vehicle do I own?", "router router VPN 10.0.0.5"]
+        compared = 0
+        for question in [*QUESTIONS, *extra]:
+            for before in (None, 20):
+                query = RecallQuery(
+                    state.session_id, state.episode.id, search_terms(question), before, 20
+                )
+                async with store.db.connection() as conn:
+                    one = await recall.search_one(conn, query)
+                mine = [(h.exchange.id, h.score, h.matched) for h in one]
+                assert mine == await _two_statements(store, query), question
+                compared += bool(mine)
+        assert compared >= 10
+    finally:
+        await store.close()
