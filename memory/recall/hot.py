@@ -101,8 +101,10 @@ class KeyIndex:
         avg = max(self.terms / len(self.entries), 1.0)
         fixed, per_term = K1 * (1 - B), K1 * B / avg  # BM25's length norm: fixed + per × len
         scores: dict[int, float] = {}
-        lengths, get = self.lengths, scores.get
-        for term, weight in weights(wanted, self.df, self.docs):
+        # what the ranking needs of each match, so it does not count its terms again
+        counts: dict[int, list[tuple[int, int]]] = {}
+        lengths, get, counted = self.lengths, scores.get, counts.get
+        for at, (term, weight) in enumerate(weights(wanted, self.df, self.docs)):
             found = self.postings.get(term)
             if found is None:
                 continue
@@ -112,11 +114,21 @@ class KeyIndex:
                     break  # postings are in id order
                 norm = fixed + per_term * lengths[exchange_id]
                 scores[exchange_id] = get(exchange_id, 0.0) + top * tf / (tf + norm)
+                known = counted(exchange_id)
+                if known is None:
+                    counts[exchange_id] = [(at, tf)]
+                else:
+                    known.append((at, tf))
         if not scores:
             return []
-        best = heapq.nlargest(CANDIDATES, scores, key=lambda i: (scores[i], i))
+        # The ranking orders its hits itself: only which ones are the best matters.
+        if len(scores) <= CANDIDATES:
+            best: list[int] = list(scores)
+        else:
+            best = heapq.nlargest(CANDIDATES, scores, key=lambda i: (scores[i], i))
         entries = self.entries
-        return rank(wanted, [entries[i] for i in best], self.df, self.docs, query.limit)
+        chosen = [entries[i] for i in best]
+        return rank(wanted, chosen, self.df, self.docs, query.limit, counts)
 
 
 class Load:

@@ -95,21 +95,34 @@ def _score(
     return total, tuple(matched)
 
 
+# Per candidate's exchange id: (position in the query, times the exchange holds that
+# term) for each query term it holds, in query order; a count of `COUNT_CAP` or more
+# stands for "at least that many" (an in-memory posting keeps one byte).
+Counts = Mapping[int, Sequence[tuple[int, int]]]
+COUNT_CAP = 255
+
+
 def rank(
     query: Sequence[QueryTerm],
     candidates: Sequence[Candidate],
     df: Mapping[str, int],
     docs: int,
     limit: int,
+    counts: Counts | None = None,
 ) -> list[Hit]:
-    """The best `limit` hits, best first: score, then more terms matched, then newer."""
+    """The best `limit` hits, best first: score, then more terms matched, then newer.
+    `counts`: what the caller already knows of the candidates' term counts (the search
+    in memory reads them from its postings), so the terms are not counted again."""
     if not candidates:
         return []
     avg = sum(len(c.terms) for c in candidates) / len(candidates)
     weighted = weights(query, df, docs)
     hits = []
     for c in candidates:
-        value, matched = _score(weighted, c.terms, avg)
+        if counts is None:
+            value, matched = _score(weighted, c.terms, avg)
+        else:
+            value, matched = _score_counted(weighted, c, counts[c.exchange.id], avg)
         if value >= MIN_SCORE:
             hits.append(Hit(c.exchange, round(value, 3), matched))
     hits.sort(key=lambda h: (-h.score, -len(h.matched), -h.exchange.id))
@@ -118,6 +131,25 @@ def rank(
     floor = hits[0].score * BEST_SHARE
     by_id = {c.exchange.id: c for c in candidates}
     return dedupe([h for h in hits if h.score >= floor], by_id, limit)
+
+
+def _score_counted(
+    weights: Sequence[tuple[str, float]],
+    candidate: Candidate,
+    counted: Sequence[tuple[int, int]],
+    avg: float,
+) -> tuple[float, tuple[str, ...]]:
+    """`_score` from counts known already: the same terms in the same order, so the
+    same sum to the last bit."""
+    norm = K1 * (1 - B + B * len(candidate.terms) / max(avg, 1.0))
+    total, matched = 0.0, []
+    for at, n in counted:
+        term, weight = weights[at]
+        if n >= COUNT_CAP:  # capped: count it
+            n = candidate.terms.count(term)
+        total += weight * n * (K1 + 1) / (n + norm)
+        matched.append(term)
+    return total, tuple(matched)
 
 
 def rank_with_previous(
