@@ -174,14 +174,35 @@ def dedupe(
 ) -> list[Hit]:
     """Drop a hit whose terms are nearly those of a better one already kept; stop once
     `limit` are kept (the same first ones: each is kept or dropped by the ones before)."""
-    kept: list[tuple[Hit, frozenset[str]]] = []
+    kept: list[Hit] = []
+    seen: list[tuple[frozenset[str], int]] = []  # the kept ones' term sets and sizes
     for hit in hits:
         if limit is not None and len(kept) >= limit:
             break
         mine = frozenset(by_id[hit.exchange.id].terms)
-        if all(_jaccard(mine, theirs) < DUPLICATE for _, theirs in kept):
-            kept.append((hit, mine))
-    return [hit for hit, _ in kept]
+        if not _duplicates(mine, seen):
+            kept.append(hit)
+            seen.append((mine, len(mine)))
+    return kept
+
+
+def _duplicates(mine: frozenset[str], seen: Sequence[tuple[frozenset[str], int]]) -> bool:
+    """Whether `_jaccard(mine, theirs) >= DUPLICATE` for any of `seen`, in one loop (a
+    generator and a call per pair were most of the ranking's time on long chats). Two
+    sets share at most the smaller one, so their Jaccard is at most smaller ÷ larger, and
+    a correctly rounded division keeps that order: most pairs are decided by their sizes."""
+    n = len(mine)
+    for theirs, size in seen:
+        if n < size:
+            if n / size < DUPLICATE:
+                continue
+        elif size < n and size / n < DUPLICATE:
+            continue
+        common = len(mine & theirs)
+        union = n + size - common
+        if not union or common / union >= DUPLICATE:  # two empty sets are the same
+            return True
+    return False
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:

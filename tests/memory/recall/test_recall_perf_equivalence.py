@@ -1,6 +1,7 @@
 """The in-memory search's fast paths (the ranking fed the term counts its postings walk
-read, no selection when every match is a candidate) give the hits the plain code gave
-(issue 29). The reference is the search before them, kept here."""
+read, no selection when every match is a candidate, near-duplicates found in one loop
+that decides most pairs by their sizes) give the hits the plain code gave (issue 29).
+The references are the code before them, kept here."""
 
 from __future__ import annotations
 
@@ -12,7 +13,20 @@ from hypothesis import strategies as st
 
 from memory.recall.hot import Indexed, KeyIndex
 from memory.recall.port import RecallQuery
-from memory.recall.rank import CANDIDATES, COUNT_CAP, K1, B, Hit, rank, searchable, weights
+from memory.recall.rank import (
+    CANDIDATES,
+    COUNT_CAP,
+    DUPLICATE,
+    K1,
+    B,
+    Candidate,
+    Hit,
+    _jaccard,
+    dedupe,
+    rank,
+    searchable,
+    weights,
+)
 from memory.recall.terms import QueryTerm
 from memory.types import Exchange
 
@@ -99,3 +113,48 @@ def test_a_count_past_the_cap_is_counted_in_full() -> None:
     assert hits == _reference(index, search)
     assert hits[0].exchange.id == 1
     assert index.postings["router"][1][0] == COUNT_CAP
+
+
+def _reference_dedupe(
+    hits: list[Hit], by_id: dict[int, Candidate], limit: int | None
+) -> list[Hit]:
+    """Before the one loop: each hit's Jaccard against every kept one, by a generator."""
+    kept: list[tuple[Hit, frozenset[str]]] = []
+    for hit in hits:
+        if limit is not None and len(kept) >= limit:
+            break
+        mine = frozenset(by_id[hit.exchange.id].terms)
+        if all(_jaccard(mine, theirs) < DUPLICATE for _, theirs in kept):
+            kept.append((hit, mine))
+    return [hit for hit, _ in kept]
+
+
+# Sets of 0 to 10 of 14 words: Jaccards of exactly 0.7 (7 of 10 shared) and empty sets too.
+_terms = st.lists(st.sampled_from([f"w{i}" for i in range(14)]), max_size=10)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    docs=st.lists(_terms, min_size=0, max_size=25),
+    limit=st.one_of(st.none(), st.integers(min_value=0, max_value=25)),
+)
+def test_dedupe_keeps_what_comparing_every_pair_kept(
+    docs: list[list[str]], limit: int | None
+) -> None:
+    """Deciding most pairs by their sizes keeps and drops the same hits, in order, at
+    a Jaccard of exactly the threshold and between empty exchanges as well."""
+    by_id = {
+        n: Candidate(Exchange(n, 1, "", "", True, None, _T0), tuple(terms))
+        for n, terms in enumerate(docs, start=1)
+    }
+    hits = [Hit(c.exchange, 1.0, ()) for c in by_id.values()]
+    assert dedupe(hits, by_id, limit) == _reference_dedupe(hits, by_id, limit)
+
+
+def test_a_jaccard_of_exactly_the_threshold_is_a_duplicate() -> None:
+    """Seven shared of ten is 0.7: the second exchange is dropped, as before."""
+    first = Candidate(Exchange(1, 1, "", "", True, None, _T0), tuple("abcdefghij"))
+    second = Candidate(Exchange(2, 1, "", "", True, None, _T0), tuple("abcdefg"))
+    by_id = {1: first, 2: second}
+    hits = [Hit(first.exchange, 2.0, ()), Hit(second.exchange, 1.0, ())]
+    assert dedupe(hits, by_id) == [hits[0]] == _reference_dedupe(hits, by_id, None)
