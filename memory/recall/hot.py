@@ -103,7 +103,7 @@ class KeyIndex:
         scores: dict[int, float] = {}
         # what the ranking needs of each match, so it does not count its terms again
         counts: dict[int, list[tuple[int, int]]] = {}
-        lengths, get, counted = self.lengths, scores.get, counts.get
+        lengths, counted = self.lengths, counts.get
         for at, (term, weight) in enumerate(weights(wanted, self.df, self.docs)):
             found = self.postings.get(term)
             if found is None:
@@ -113,19 +113,22 @@ class KeyIndex:
                 if exchange_id >= bound:
                     break  # postings are in id order
                 norm = fixed + per_term * lengths[exchange_id]
-                scores[exchange_id] = get(exchange_id, 0.0) + top * tf / (tf + norm)
                 known = counted(exchange_id)
-                if known is None:
+                if known is None:  # its first term: the score is this term's (0.0 + x is x)
+                    scores[exchange_id] = top * tf / (tf + norm)
                     counts[exchange_id] = [(at, tf)]
                 else:
+                    scores[exchange_id] += top * tf / (tf + norm)
                     known.append((at, tf))
         if not scores:
             return []
-        # The ranking orders its hits itself: only which ones are the best matters.
+        # The ranking orders its hits itself: only which ones are the best matters, by
+        # score then id (pairs compared as they are, no key function called per match).
         if len(scores) <= CANDIDATES:
             best: list[int] = list(scores)
         else:
-            best = heapq.nlargest(CANDIDATES, scores, key=lambda i: (scores[i], i))
+            pairs = zip(scores.values(), scores, strict=True)
+            best = [i for _, i in heapq.nlargest(CANDIDATES, pairs)]
         entries = self.entries
         chosen = [entries[i] for i in best]
         return rank(wanted, chosen, self.df, self.docs, query.limit, counts)
