@@ -32,7 +32,17 @@ from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 
 from memory.recall.port import RecallQuery
-from memory.recall.rank import CANDIDATES, K1, B, Candidate, Hit, rank, searchable, weights
+from memory.recall.rank import (
+    CANDIDATES,
+    COUNT_CAP,
+    K1,
+    B,
+    Candidate,
+    Hit,
+    rank,
+    searchable,
+    weights,
+)
 from memory.types import Exchange
 
 MAX_TERMS = 1_000_000  # terms held in all (`KeyIndex.size`): 40 to 50 MB
@@ -55,7 +65,7 @@ class KeyIndex:
     docs: int = 0  # indexed exchanges of the key, every episode
     df: Counter[str] = field(default_factory=Counter)
     # term: the ids of the episode's exchanges holding it, in order, and how many times
-    # each holds it (one byte each: a count past 255 is kept as 255)
+    # each holds it (one byte each: a count past `COUNT_CAP`, 255, is kept as 255)
     postings: dict[str, tuple[list[int], bytearray]] = field(default_factory=dict)
     entries: dict[int, Candidate] = field(default_factory=dict)
     lengths: dict[int, int] = field(default_factory=dict)  # id: its number of terms
@@ -77,10 +87,10 @@ class KeyIndex:
         for term, tf in counts.items():
             found = postings.get(term)
             if found is None:
-                postings[term] = ([ex.id], bytearray((min(tf, 255),)))
+                postings[term] = ([ex.id], bytearray((min(tf, COUNT_CAP),)))
             else:
                 found[0].append(ex.id)
-                found[1].append(min(tf, 255))
+                found[1].append(min(tf, COUNT_CAP))
         self.terms += len(item.terms)
 
     @property
