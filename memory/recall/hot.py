@@ -32,7 +32,17 @@ from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 
 from memory.recall.port import RecallQuery
-from memory.recall.rank import CANDIDATES, K1, B, Candidate, Hit, rank, searchable, weights
+from memory.recall.rank import (
+    CANDIDATES,
+    COUNT_CAP,
+    K1,
+    B,
+    Candidate,
+    Hit,
+    rank,
+    searchable,
+    weights,
+)
 from memory.types import Exchange
 
 MAX_TERMS = 1_000_000  # terms held in all (`KeyIndex.size`): 40 to 50 MB
@@ -55,7 +65,7 @@ class KeyIndex:
     docs: int = 0  # indexed exchanges of the key, every episode
     df: Counter[str] = field(default_factory=Counter)
     # term: the ids of the episode's exchanges holding it, in order, and how many times
-    # each holds it (one byte each: a count past 255 is kept as 255)
+    # each holds it (one byte each: a count past `COUNT_CAP`, 255, is kept as 255)
     postings: dict[str, tuple[list[int], bytearray]] = field(default_factory=dict)
     entries: dict[int, Candidate] = field(default_factory=dict)
     lengths: dict[int, int] = field(default_factory=dict)  # id: its number of terms
@@ -77,10 +87,10 @@ class KeyIndex:
         for term, tf in counts.items():
             found = postings.get(term)
             if found is None:
-                postings[term] = ([ex.id], bytearray((min(tf, 255),)))
+                postings[term] = ([ex.id], bytearray((min(tf, COUNT_CAP),)))
             else:
                 found[0].append(ex.id)
-                found[1].append(min(tf, 255))
+                found[1].append(min(tf, COUNT_CAP))
         self.terms += len(item.terms)
 
     @property
@@ -101,8 +111,10 @@ class KeyIndex:
         avg = max(self.terms / len(self.entries), 1.0)
         fixed, per_term = K1 * (1 - B), K1 * B / avg  # BM25's length norm: fixed + per × len
         scores: dict[int, float] = {}
-        lengths, get = self.lengths, scores.get
-        for term, weight in weights(wanted, self.df, self.docs):
+        # what the ranking needs of each match, so it does not count its terms again
+        counts: dict[int, list[tuple[int, int]]] = {}
+        lengths, counted = self.lengths, counts.get
+        for at, (term, weight) in enumerate(weights(wanted, self.df, self.docs)):
             found = self.postings.get(term)
             if found is None:
                 continue
@@ -111,12 +123,25 @@ class KeyIndex:
                 if exchange_id >= bound:
                     break  # postings are in id order
                 norm = fixed + per_term * lengths[exchange_id]
-                scores[exchange_id] = get(exchange_id, 0.0) + top * tf / (tf + norm)
+                known = counted(exchange_id)
+                if known is None:  # its first term: the score is this term's (0.0 + x is x)
+                    scores[exchange_id] = top * tf / (tf + norm)
+                    counts[exchange_id] = [(at, tf)]
+                else:
+                    scores[exchange_id] += top * tf / (tf + norm)
+                    known.append((at, tf))
         if not scores:
             return []
-        best = heapq.nlargest(CANDIDATES, scores, key=lambda i: (scores[i], i))
+        # The ranking orders its hits itself: only which ones are the best matters, by
+        # score then id (pairs compared as they are, no key function called per match).
+        if len(scores) <= CANDIDATES:
+            best: list[int] = list(scores)
+        else:
+            pairs = zip(scores.values(), scores, strict=True)
+            best = [i for _, i in heapq.nlargest(CANDIDATES, pairs)]
         entries = self.entries
-        return rank(wanted, [entries[i] for i in best], self.df, self.docs, query.limit)
+        chosen = [entries[i] for i in best]
+        return rank(wanted, chosen, self.df, self.docs, query.limit, counts)
 
 
 class Load:

@@ -95,21 +95,34 @@ def _score(
     return total, tuple(matched)
 
 
+# Per candidate's exchange id: (position in the query, times the exchange holds that
+# term) for each query term it holds, in query order; a count of `COUNT_CAP` or more
+# stands for "at least that many" (an in-memory posting keeps one byte).
+Counts = Mapping[int, Sequence[tuple[int, int]]]
+COUNT_CAP = 255
+
+
 def rank(
     query: Sequence[QueryTerm],
     candidates: Sequence[Candidate],
     df: Mapping[str, int],
     docs: int,
     limit: int,
+    counts: Counts | None = None,
 ) -> list[Hit]:
-    """The best `limit` hits, best first: score, then more terms matched, then newer."""
+    """The best `limit` hits, best first: score, then more terms matched, then newer.
+    `counts`: what the caller already knows of the candidates' term counts (the search
+    in memory reads them from its postings), so the terms are not counted again."""
     if not candidates:
         return []
     avg = sum(len(c.terms) for c in candidates) / len(candidates)
     weighted = weights(query, df, docs)
     hits = []
     for c in candidates:
-        value, matched = _score(weighted, c.terms, avg)
+        if counts is None:
+            value, matched = _score(weighted, c.terms, avg)
+        else:
+            value, matched = _score_counted(weighted, c, counts[c.exchange.id], avg)
         if value >= MIN_SCORE:
             hits.append(Hit(c.exchange, round(value, 3), matched))
     hits.sort(key=lambda h: (-h.score, -len(h.matched), -h.exchange.id))
@@ -118,6 +131,25 @@ def rank(
     floor = hits[0].score * BEST_SHARE
     by_id = {c.exchange.id: c for c in candidates}
     return dedupe([h for h in hits if h.score >= floor], by_id, limit)
+
+
+def _score_counted(
+    weights: Sequence[tuple[str, float]],
+    candidate: Candidate,
+    counted: Sequence[tuple[int, int]],
+    avg: float,
+) -> tuple[float, tuple[str, ...]]:
+    """`_score` from counts known already: the same terms in the same order, so the
+    same sum to the last bit."""
+    norm = K1 * (1 - B + B * len(candidate.terms) / max(avg, 1.0))
+    total, matched = 0.0, []
+    for at, n in counted:
+        term, weight = weights[at]
+        if n >= COUNT_CAP:  # capped: count it
+            n = candidate.terms.count(term)
+        total += weight * n * (K1 + 1) / (n + norm)
+        matched.append(term)
+    return total, tuple(matched)
 
 
 def rank_with_previous(
@@ -142,14 +174,35 @@ def dedupe(
 ) -> list[Hit]:
     """Drop a hit whose terms are nearly those of a better one already kept; stop once
     `limit` are kept (the same first ones: each is kept or dropped by the ones before)."""
-    kept: list[tuple[Hit, frozenset[str]]] = []
+    kept: list[Hit] = []
+    seen: list[tuple[frozenset[str], int]] = []  # the kept ones' term sets and sizes
     for hit in hits:
         if limit is not None and len(kept) >= limit:
             break
         mine = frozenset(by_id[hit.exchange.id].terms)
-        if all(_jaccard(mine, theirs) < DUPLICATE for _, theirs in kept):
-            kept.append((hit, mine))
-    return [hit for hit, _ in kept]
+        if not _duplicates(mine, seen):
+            kept.append(hit)
+            seen.append((mine, len(mine)))
+    return kept
+
+
+def _duplicates(mine: frozenset[str], seen: Sequence[tuple[frozenset[str], int]]) -> bool:
+    """Whether `_jaccard(mine, theirs) >= DUPLICATE` for any of `seen`, in one loop (a
+    generator and a call per pair were most of the ranking's time on long chats). Two
+    sets share at most the smaller one, so their Jaccard is at most smaller ÷ larger, and
+    a correctly rounded division keeps that order: most pairs are decided by their sizes."""
+    n = len(mine)
+    for theirs, size in seen:
+        if n < size:
+            if n / size < DUPLICATE:
+                continue
+        elif size < n and size / n < DUPLICATE:
+            continue
+        common = len(mine & theirs)
+        union = n + size - common
+        if not union or common / union >= DUPLICATE:  # two empty sets are the same
+            return True
+    return False
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:

@@ -147,7 +147,7 @@ def _overlap(ctx: TopicContext, r: Reading, case: CaseReading) -> tuple[float, .
     recent = user | reply
     union = len(r.terms | recent)
     texts = [term_set(t) for e in ctx.window for t in (e.user_text, e.reply_text)]
-    in_window = sum(1 for t in r.terms if any(t in s for s in texts))
+    in_window = n - len(r.terms.difference(*texts))  # the terms some window text has
     in_summary = len(r.terms & term_set(ctx.summary)) if ctx.summary else 0
     return (
         r.novelty,

@@ -9,19 +9,21 @@ readable. Empty episodes and idle silence are decided before the model, as in ev
 
 from __future__ import annotations
 
-import heapq
 import math
 from operator import itemgetter
 from typing import Literal
 
 from memory.topic.context import TopicContext, base_signals, precheck
-from memory.topic.features import Extracted, extract
+from memory.topic.features import FEATURES, Extracted, extract
 from memory.topic.heuristic import reading_signals
 from memory.topic.model import TopicModel, load_model, sigmoid
 from memory.topic.opening import OpeningModel
 from memory.types import TopicDecision
 
 Profile = Literal["support", "chat"]
+_NEW_REQUEST = FEATURES.index("new_request")
+_OTHER_FAMILY = FEATURES.index("other_family")
+_ROUNDS_HIGH = FEATURES.index("summary_rounds_high")
 
 # Seed 002: many summary-of-summary rounds risk drift, so next to an explicit new-subject
 # cue the bar drops by this much log-odds. Not fitted (no training turn has a summary).
@@ -84,9 +86,9 @@ def reason_of(contributions: dict[str, float]) -> str:
 
 def _threshold(model: TopicModel, row: Extracted) -> float:
     threshold = model.threshold
-    named = row.named()
-    explicit = named["new_request"] or named["other_family"]
-    if named["summary_rounds_high"] and explicit and 0 < threshold < 1:
+    values = row.values
+    explicit = values[_NEW_REQUEST] or values[_OTHER_FAMILY]
+    if values[_ROUNDS_HIGH] and explicit and 0 < threshold < 1:
         logit = math.log(threshold / (1 - threshold))
         return sigmoid(logit - LONG_THREAD_LOGIT)
     return threshold
@@ -94,5 +96,6 @@ def _threshold(model: TopicModel, row: Extracted) -> float:
 
 def _top(contributions: dict[str, float], n: int = 3) -> list[list[object]]:
     """The features that pushed hardest towards a reset, strongest first."""
-    ranked = heapq.nlargest(n, contributions.items(), key=itemgetter(1))
+    # `heapq.nlargest`'s documented equivalent, without its Python-level heap: 49 items
+    ranked = sorted(contributions.items(), key=itemgetter(1), reverse=True)[:n]
     return [[name, round(value, 3)] for name, value in ranked if value > 0]

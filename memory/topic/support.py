@@ -132,7 +132,7 @@ def read_case(ctx: TopicContext) -> CaseReading:
         new_problem=tuple(phrase_hits(ctx.message, NEW_PROBLEM)),
         closed_in_message=closes_then_moves_on(ctx.message),
         shared_facts=shared_fact_count(ctx.message, episode),
-        shared_terms=len(term_set(ctx.message) & _episode_terms(episode)),
+        shared_terms=_shared_terms(ctx.message, episode),
         returned=gap >= RETURN_GAP,
         refers_back=bool(BACK_REFERENCES.intersection(words(ctx.message))),
     )
@@ -164,6 +164,7 @@ def case_rules(r: CaseReading, family_changed: bool) -> tuple[Action, str] | Non
     return None
 
 
+@lru_cache(maxsize=4096)
 def closes_then_moves_on(message: str) -> bool:
     """ "Eso es todo con la contraseña. Ahora quería…": a closing phrase in an early
     sentence, then a sentence with words of its own."""
@@ -198,11 +199,21 @@ def shared_fact_count(message: str, texts: tuple[str, ...]) -> int:
         left = [value for value in wanted if value not in shared]
         if not left:
             break
-        folded = text.casefold()
+        folded = _casefolded(text)
         if any(value in folded for value in left):
             shared |= wanted & fact_values(text)
     return len(shared)
 
 
-def _episode_terms(texts: tuple[str, ...]) -> frozenset[str]:
-    return frozenset().union(*map(term_set, texts))
+@lru_cache(maxsize=4096)
+def _casefolded(text: str) -> str:
+    """Cached: the summary and the window's texts are searched for the message's values
+    every turn a message has facts."""
+    return text.casefold()
+
+
+def _shared_terms(message: str, texts: tuple[str, ...]) -> int:
+    """How many terms of the message any of the texts has: what is left of the message's
+    terms after taking away each text's (cached) set, not a union of them all."""
+    mine = term_set(message)
+    return len(mine) - len(mine.difference(*map(term_set, texts)))

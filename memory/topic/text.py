@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 from memory.text.fold import fold as fold_text
@@ -75,8 +76,15 @@ def _is_stopword(word: str) -> bool:
 
 
 def sentences(text: str) -> list[str]:
-    """Rough sentence split on end punctuation and opening ¿ ¡."""
-    return [part for part in _SENTENCE.split(text) if part and part.strip()]
+    """Rough sentence split on end punctuation and opening ¿ ¡ (a fresh list)."""
+    return list(_sentences(text))
+
+
+@lru_cache(maxsize=_TEXT_CACHE)
+def _sentences(text: str) -> tuple[str, ...]:
+    """Cached: a message's sentences are read by the size features, its questions and the
+    closing check, and again the next turn when it is the last exchange's user text."""
+    return tuple(part for part in _SENTENCE.split(text) if part and part.strip())
 
 
 def phrase_hits(text: str, phrases: Iterable[str]) -> list[str]:
@@ -115,7 +123,12 @@ def _candidates(texts: Sequence[str], phrases: Iterable[str]) -> list[str]:
         present = _plain_words(texts[0])
     else:
         present = frozenset().union(*map(_plain_words, texts))
-    return [phrase for phrase, needed in _cues(_as_tuple(phrases)) if needed <= present]
+    cues = _cue_index(_as_tuple(phrases))
+    found = list(cues.always)
+    for word in cues.keys.intersection(present):  # the few cue words the text has
+        found += [n for n, needed in cues.by_word[word] if needed <= present]
+    found.sort()  # the list's order, as a walk of the whole list gives
+    return [cues.phrases[n] for n in found]
 
 
 def _as_tuple(phrases: Iterable[str]) -> tuple[str, ...]:
@@ -138,6 +151,30 @@ def _cues(phrases: tuple[str, ...]) -> tuple[tuple[str, frozenset[str]], ...]:
         plain = all(_PLAIN_WORD.fullmatch(word) for word in needed)
         out.append((phrase, frozenset(needed) if plain else frozenset()))
     return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class _CueIndex:
+    """A cue list indexed by one word of each phrase, so finding the candidates of a text
+    looks up the text's few cue words instead of testing every phrase of the list."""
+
+    phrases: tuple[str, ...]
+    always: tuple[int, ...]  # positions of the phrases that need no word (always tried)
+    by_word: dict[str, tuple[tuple[int, frozenset[str]], ...]]  # word: (position, needed)
+    keys: frozenset[str]
+
+
+@lru_cache(maxsize=64)
+def _cue_index(phrases: tuple[str, ...]) -> _CueIndex:
+    always: list[int] = []
+    by_word: dict[str, list[tuple[int, frozenset[str]]]] = {}
+    for n, (_, needed) in enumerate(_cues(phrases)):
+        if not needed:
+            always.append(n)
+        else:
+            by_word.setdefault(min(needed), []).append((n, needed))
+    grouped = {word: tuple(entries) for word, entries in by_word.items()}
+    return _CueIndex(phrases, tuple(always), grouped, frozenset(grouped))
 
 
 @lru_cache(maxsize=2048)
