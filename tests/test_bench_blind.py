@@ -171,3 +171,14 @@ def test_a_written_dev_set_loads_with_any_split_and_never_as_blind() -> None:
     assert len(sessions) == 24
     with pytest.raises(blind.BlindDataError, match="split must be 'blind'"):
         blind.load_topic_set(path)
+
+
+def test_the_blind_folder_scores_its_two_sets_and_a_written_one_what_it_has() -> None:
+    """`make bench` scores the blind folder's varied and multi-case sets (never a sessions
+    file it does not hold); a written set's folder gives its own sessions."""
+    folder = topics.REPO / "bench" / "data"
+    assert [f for _, f in blind.topic_sets(folder / "blind", True)] == [
+        blind.VARIED,
+        blind.MULTICASE,
+    ]
+    assert [f for _, f in blind.topic_sets(folder / "support_dev", False)] == ["sessions.jsonl"]

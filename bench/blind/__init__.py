@@ -242,6 +242,15 @@ def targets_for(
 OTHER_SETS = (("sessions", "sessions.jsonl"),)
 
 
+def topic_sets(folder: Path, blind: bool) -> list[tuple[str, str]]:
+    """The topic sets to score in `folder`, (title, file) each: the blind folder's two
+    (both required: a missing one is an error when loaded), a written set's that exist."""
+    named = (("varied es/en", VARIED), ("multi-case es", MULTICASE))
+    if blind:
+        return list(named)
+    return [(title, file) for title, file in (*named, *OTHER_SETS) if (folder / file).exists()]
+
+
 def main(argv: Sequence[str] | None = None) -> list[Target]:
     parser = argparse.ArgumentParser(
         prog="python -m bench.blind", description=(__doc__ or "").splitlines()[0]
@@ -263,10 +272,9 @@ def main(argv: Sequence[str] | None = None) -> list[Target]:
         f" figures only, window {args.window}"
     )
     scores: dict[str, dict[str, TopicScore]] = {}
-    for title, file in (("varied es/en", VARIED), ("multi-case es", MULTICASE), *OTHER_SETS):
-        if blind or (args.data / file).exists():  # the blind folder must hold every set
-            sessions = load_topic_set(args.data / file, "blind" if blind else None)
-            scores[file] = run_topic_set(title, sessions, args.window)
+    for title, file in topic_sets(args.data, blind):
+        sessions = load_topic_set(args.data / file, "blind" if blind else None)
+        scores[file] = run_topic_set(title, sessions, args.window)
 
     if args.quick:
         picked = [next(c for c in cases if c.lang == lang) for lang in ("es", "en")]
