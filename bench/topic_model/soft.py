@@ -2,9 +2,10 @@
 
 `bench.topics.predict` scores a detector's every reset. The product's automatic reset is
 soft (`memory.soft_reset`): one of the next `REVERT_WITHIN` messages that continues the
-closed case undoes it (`decide_revert`, over the closed case as `previous_case` keeps
-it), and after that no automatic reset follows for `UNDO_MINUTES` (`respect_undo`); a
-reset whose own message names the case it would close is not made (`decide_veto`). A
+closed case, or a later one naming its identifiers, undoes it (`decide_revert`, over the
+closed case as `previous_case` keeps it, `chained` when a young episode is closed), and
+after that no automatic reset follows for `UNDO_MINUTES` (`respect_undo`); a reset whose
+own message names the case it would close is not made (`decide_veto`). A
 reset that is undone costs the user nothing that stays, so this replay reports the
 resets that stand; a true reset undone by a later message counts as missed.
 """
