@@ -3,7 +3,7 @@ its README states are the counts in the files."""
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
 import re
 from collections import Counter
@@ -104,14 +104,19 @@ def test_readme_counts_match_the_files(
     assert f"12 sessions (6 es, 6 en), {users} user turns, {facts} facts" in readme
 
 
-def test_the_files_are_built_from_the_sources() -> None:
-    spec = importlib.util.spec_from_file_location("support_dev_build", DATA / "build.py")
-    assert spec is not None
-    assert spec.loader is not None
-    build = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(build)
-    src = DATA / "src"
-    sessions = build.build_sessions(sorted(src.glob("sessions_*.txt")))
-    longcases = build.build_longcases(sorted(src.glob("longcase_*.txt")))
-    assert sessions == _lines("sessions.jsonl")
-    assert longcases == _lines("longcase.jsonl")
+@pytest.mark.parametrize(
+    ("folder", "split"), [("support_dev", "dev"), ("support_train", "written")]
+)
+def test_the_files_are_built_from_the_sources(folder: str, split: str) -> None:
+    """Each written set's JSONL files are exactly what its builder makes of src/*.txt."""
+    module = importlib.import_module(f"bench.data.{folder}.build")
+    here = DATA.parent / folder
+    src = here / "src"
+    sessions = module.build_sessions(sorted(src.glob("sessions_*.txt")), split)
+    longcases = module.build_longcases(sorted(src.glob("longcase_*.txt")))
+    assert sessions == _rows(here / "sessions.jsonl")
+    assert longcases == _rows(here / "longcase.jsonl")
+
+
+def _rows(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]

@@ -69,7 +69,7 @@ def _start(head: list[str]) -> datetime:
     return datetime.fromisoformat(head[2]).replace(tzinfo=UTC)
 
 
-def build_sessions(paths: list[Path]) -> list[dict[str, object]]:
+def build_sessions(paths: list[Path], split: str = "written") -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
     for path in paths:
         for head, lines in _blocks(path):
@@ -89,9 +89,7 @@ def build_sessions(paths: list[Path]) -> list[dict[str, object]]:
                         "kind": kind,
                     }
                 )
-            rows.append(
-                {"id": head[0], "lang": head[1], "split": "written", "exchanges": exchanges}
-            )
+            rows.append({"id": head[0], "lang": head[1], "split": split, "exchanges": exchanges})
     return rows
 
 
@@ -119,10 +117,12 @@ def _write(path: Path, rows: list[dict[str, object]]) -> None:
     )
 
 
-def main() -> None:
-    src = HERE / "src"
-    _write(HERE / "sessions.jsonl", build_sessions(sorted(src.glob("sessions_*.txt"))))
-    _write(HERE / "longcase.jsonl", build_longcases(sorted(src.glob("longcase_*.txt"))))
+def main(folder: Path = HERE, split: str = "written") -> None:
+    """`folder`'s src/*.txt into its two JSONL files (support_dev's builder calls this)."""
+    src = folder / "src"
+    sessions = build_sessions(sorted(src.glob("sessions_*.txt")), split)
+    _write(folder / "sessions.jsonl", sessions)
+    _write(folder / "longcase.jsonl", build_longcases(sorted(src.glob("longcase_*.txt"))))
 
 
 if __name__ == "__main__":
