@@ -135,17 +135,23 @@ async def test_after_a_reset_that_stands_only_the_identity_block_stays(store: SQ
     assert len(await store.episodes(KEY)) == 2  # the reset stood
 
 
-async def test_a_new_episode_that_refers_back_brings_the_case_facts_again(
-    store: SQLiteStore,
-) -> None:
-    """After the revert window, a message naming one of the closed case's facts brings
-    the case block back (and recall searches the closed episode); the reset stands."""
+async def past_the_revert_window(store: SQLiteStore) -> MemoryEngine:
+    """The old case, a reset, and five unrelated messages: a reset that stood."""
     engine = engine_for(store)
     for text in OLD:
         await turn(engine, text)
     await turn(engine, NEW)
     for text in [*UNRELATED, "¿Y los festivos?"]:
         await turn(engine, text)
+    return engine
+
+
+async def test_a_new_episode_that_refers_back_brings_the_case_facts_again(
+    store: SQLiteStore,
+) -> None:
+    """After the revert window, a message naming one of the closed case's facts brings
+    the case block back (and recall searches the closed episode); the reset stands."""
+    engine = await past_the_revert_window(store)
     plan = await turn(engine, "Por cierto, ¿cuándo me devolvéis los 45,90 euros?")
     assert "4471" in case_of(plan)
     assert any(hit.previous for hit in plan.recall.hits)
@@ -159,12 +165,7 @@ async def test_a_reset_that_stood_reverts_when_the_user_names_the_case_again(
     """Well past the revert window, a message naming the closed case's order said whole
     undoes the reset that stood: one episode again, the old case's exchanges in the
     request (an amount, above, only brings the case's block back)."""
-    engine = engine_for(store)
-    for text in OLD:
-        await turn(engine, text)
-    await turn(engine, NEW)
-    for text in [*UNRELATED, "¿Y los festivos?"]:
-        await turn(engine, text)
+    engine = await past_the_revert_window(store)
     prepared = await engine.prepare(KEY, "Vuelvo con lo del pedido 4471, ¿alguna novedad?")
     assert prepared.decision.reason == "reset_reverted"
     assert prepared.decision.signals["reset_revert_shared"] == ["4471"]
