@@ -1,0 +1,140 @@
+"""The written support sets (bench/data/support_train/, support_dev/) have their shape,
+the counts their READMEs state are the counts in the files, and the files are what their
+builders make of src/*.txt."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+DATA = Path(__file__).resolve().parents[2] / "bench" / "data"
+RESET_KINDS = {"closure_new", "return_new", "abrupt", "implicit"}
+CONTINUE_KINDS = {
+    "followup",
+    "update",
+    "thanks",
+    "side_question",
+    "aside",
+    "return_same",
+    "other_domain",
+    "status",
+}
+ROW = re.compile(r"^\|\s*(start|reset|continue)\s*\|\s*(\w+)\s*\|\s*(\d+)\s*\|\s*$")
+
+
+@dataclass(frozen=True)
+class WrittenSet:
+    """One set's folder and what its README promises of it."""
+
+    folder: str
+    split: str
+    sessions_per_language: int
+    longcases_per_language: int
+    max_user_turns: int
+
+    @property
+    def path(self) -> Path:
+        return DATA / self.folder
+
+    def rows(self, name: str) -> list[dict[str, Any]]:
+        text = (self.path / name).read_text(encoding="utf-8")
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+SETS = [
+    WrittenSet("support_train", "written", 24, 4, 48),
+    WrittenSet("support_dev", "dev", 12, 6, 45),
+]
+
+
+@pytest.fixture(params=SETS, ids=lambda s: s.folder)
+def written(request: pytest.FixtureRequest) -> WrittenSet:
+    return request.param  # type: ignore[no-any-return]
+
+
+def _ts(text: str) -> datetime:
+    assert text.endswith("Z"), text
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def test_sessions_have_their_shape(written: WrittenSet) -> None:
+    """Sessions of each language, unique ids, the set's split, an opening first, known
+    labels and kinds, time order, one to five cases."""
+    sessions = written.rows("sessions.jsonl")
+    n = written.sessions_per_language
+    assert len(sessions) == 2 * n
+    assert Counter(s["lang"] for s in sessions) == {"es": n, "en": n}
+    assert len({s["id"] for s in sessions}) == len(sessions)
+    for s in sessions:
+        ex = s["exchanges"]
+        assert s["split"] == written.split, s["id"]
+        assert 6 <= len(ex) <= 25, s["id"]
+        assert (ex[0]["label"], ex[0]["kind"]) == ("start", "opening"), s["id"]
+        for e in ex[1:]:
+            allowed = RESET_KINDS if e["label"] == "reset" else CONTINUE_KINDS
+            assert e["label"] in {"reset", "continue"}, (s["id"], e)
+            assert e["kind"] in allowed, (s["id"], e)
+        assert all(e["user"].strip() and e["assistant"].strip() for e in ex), s["id"]
+        times = [_ts(e["ts"]) for e in ex]
+        assert all(a < b for a, b in pairwise(times)), s["id"]
+        cases = 1 + sum(e["label"] == "reset" for e in ex)
+        assert 1 <= cases <= 5, s["id"]
+
+
+def test_longcases_have_their_shape_and_facts(written: WrittenSet) -> None:
+    """Long cases alternate user and assistant, 40 user turns or more, ten to thirteen
+    facts each said verbatim by the user, in time order."""
+    longcases = written.rows("longcase.jsonl")
+    n = written.longcases_per_language
+    assert sorted(c["lang"] for c in longcases) == ["en"] * n + ["es"] * n
+    for c in longcases:
+        turns = c["turns"]
+        roles = [t["role"] for t in turns]
+        assert roles == ["user", "assistant"] * (len(turns) // 2), c["id"]
+        users = [t["content"] for t in turns if t["role"] == "user"]
+        assert 40 <= len(users) <= written.max_user_turns, c["id"]
+        assert 10 <= len(c["facts"]) <= 13, c["id"]
+        for fact in c["facts"]:
+            assert any(fact in u for u in users), (c["id"], fact)
+        times = [_ts(t["ts"]) for t in turns]
+        assert all(a < b for a, b in pairwise(times)), c["id"]
+
+
+def test_readme_counts_match_the_files(written: WrittenSet) -> None:
+    """The README's table of labels and kinds, totals and file sizes are the files'."""
+    sessions, longcases = written.rows("sessions.jsonl"), written.rows("longcase.jsonl")
+    readme = (written.path / "README.md").read_text(encoding="utf-8")
+    stated = {(m[1], m[2]): int(m[3]) for line in readme.splitlines() if (m := ROW.match(line))}
+    found = Counter((e["label"], e["kind"]) for s in sessions for e in s["exchanges"])
+    assert stated == dict(found)
+    resets = sum(n for (label, _), n in found.items() if label == "reset")
+    distractors = sum(
+        n for (label, k), n in found.items() if label == "continue" and k != "followup"
+    )
+    exchanges = sum(found.values())
+    users = sum(t["role"] == "user" for c in longcases for t in c["turns"])
+    facts = sum(len(c["facts"]) for c in longcases)
+    s, c = written.sessions_per_language, written.longcases_per_language
+    assert f"Totals: {resets} resets (" in readme
+    assert f"{distractors} distractors" in readme
+    assert f"{2 * s} sessions ({s} es, {s} en), {exchanges} exchanges" in readme
+    assert f"{2 * c} sessions ({c} es, {c} en), {users} user turns, {facts} facts" in readme
+
+
+def test_the_files_are_built_from_the_sources(written: WrittenSet) -> None:
+    """Each written set's JSONL files are exactly what its builder makes of src/*.txt."""
+    module = importlib.import_module(f"bench.data.{written.folder}.build")
+    src = written.path / "src"
+    sessions = module.build_sessions(sorted(src.glob("sessions_*.txt")), written.split)
+    longcases = module.build_longcases(sorted(src.glob("longcase_*.txt")))
+    assert sessions == written.rows("sessions.jsonl")
+    assert longcases == written.rows("longcase.jsonl")
