@@ -10,7 +10,8 @@
 - ``host``: host and domain names (``ns1.example.net``, ``shop.example.es``) on a known
   top-level domain: file names (``config.php``, ``informe.pdf``) are not hosts;
 - ``tracking``: parcel numbers (UPU ``RR123456789ES``, UPS ``1Z…``, or after a label);
-- ``address``: street and number ("calle Alcalá 214", "221B Baker Street"), with an
+- ``address``: street and number ("calle Alcalá 214", "221B Baker Street"), with a
+  Spanish address's floor, postcode and town ("calle Alcalá 214, 3.º B, 28028 Madrid") and an
   English address's town and postcode when they follow ("14 Gloucester Road, Bristol
   BS7 8AE", "1 Market St, San Francisco, CA 94105");
 - ``plate``: licence plates (Spanish ``1234 ABC``; any after "matrícula"/"plate");
@@ -35,6 +36,13 @@ _PARTICLE = r"(?:de|del|de la|de los|y|van|von|da|di|le|la)"
 _PERSON = rf"{_NAME_WORD}(?:[ ](?:{_PARTICLE}[ ])?{_NAME_WORD}){{0,3}}"
 _ORG_WORD = r"[A-ZÁÉÍÓÚÑÜ0-9][\wáéíóúñü&'.-]*[\wáéíóúñü]|[A-Z]"
 _STREET_WORD = r"[A-ZÁÉÍÓÚÑÜ][\wáéíóúñü'.-]*"
+# A Spanish address's floor and door ("3.º B", "2ºA", "5º 2ª", "4º izda.", "bajo") and town.
+_FLOOR = (
+    r"(?:\d{1,2}\.?\s?[º°ª](?:\s?-?\s?(?:\d{1,2}\s?[º°ª]|izq(?:uierda)?\.?|izq?da\.?|dcha\.?"
+    r"|derecha|[A-Za-z](?!\w)))?|bajo(?:\s[A-Za-z](?!\w))?)"
+)
+_TOWN_WORD = r"[A-ZÁÉÍÓÚÑÜ][\wáéíóúñü'-]+"
+_TOWN = rf"{_TOWN_WORD}(?:\s(?:de\s(?:la\s|las\s|los\s)?|del\s)?{_TOWN_WORD}){{0,2}}"
 _LEGAL = (
     r"S\.?L\.?U?\.?|S\.?A\.?U?\.?|S\.?Coop\.?|Ltd\.?|Limited|LLC|Inc\.?|GmbH|Corp\.?"
     r"|Co\.|plc|PLC|SAS|S\.?C\.?|B\.?V\.?"
@@ -150,7 +158,10 @@ KIND_RULES: list[_Rule] = [
         r"(?i:\b(?:calle|c/|avenida|avda\.|av\.|paseo|plaza|pza\.|camino|carretera|ctra\."
         r"|ronda|traves[ií]a|pasaje|glorieta|r[uú]a|carrer|pol[ií]gono))\s+"
         rf"(?:(?:{_PARTICLE}|el|los|las)\s+)*{_STREET_WORD}(?:\s+(?:(?:{_PARTICLE}|el|los|las)\s+)*"
-        rf"{_STREET_WORD}){{0,4}},?\s+(?:n[º°o]\.?\s*)?\d{{1,4}}(?:\s?[A-Za-z](?!\w))?",
+        rf"{_STREET_WORD}){{0,4}},?\s+(?:n[º°o]\.?\s*)?\d{{1,4}}(?:\s?[A-Za-z](?!\w))?"
+        # its floor and door, postcode and town when they follow ("214, 3.º B, 28028 Madrid",
+        # "31, 18012 Granada, 2ºB")
+        rf"(?:,\s?{_FLOOR})?(?:,?\s\d{{5}}(?!\d)(?:\s{_TOWN}(?:,\s?{_FLOOR})?)?)?",
         r"\d",
         starts=r"calle|c/|av|paseo|plaza|pza|camino|carretera|ctra|ronda|traves|pasaje|glorieta"
         r"|r[uú]a|carrer|pol[ií]gono",

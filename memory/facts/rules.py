@@ -297,6 +297,6 @@ BASE_RULES: list[_Rule] = [
         group=1,
         starts=r"ticket|tiquet|invoice|factura|pedido|orde|cas|expediente|incidencia|ref"
         r"|reserva|booking|albar|tracking|seguimiento|contra|p[oó]liza|policy|cuenta|account"
-        r"|\bpart\b|pieza|recambio|\bmodel|c[oó]digo|\bcode\b",
+        r"|\bpart(?![a-z])|pieza|recambio|\bmodel|c[oó]digo|\bcode(?![a-z])",
     ),
 ]

@@ -47,7 +47,26 @@ CASES = [
     ("tracking", "El número de seguimiento es PK123456789ES", "PK123456789ES"),
     ("tracking", "UPS tracking 1Z999AA10123456784 says delivered", "1Z999AA10123456784"),
     ("tracking", "Me dieron el localizador 0082ZX991234 en Correos Express", "0082ZX991234"),
-    ("address", "Vivo en la calle Alcalá 214, 3.º B, 28028 Madrid", "calle Alcalá 214"),
+    (
+        "address",
+        "Vivo en la calle Alcalá 214, 3.º B, 28028 Madrid",
+        "calle Alcalá 214, 3.º B, 28028 Madrid",
+    ),
+    (
+        "address",
+        "Calle Mayor 8, 1ºB, 50001 Zaragoza. mi nie es",
+        "Calle Mayor 8, 1ºB, 50001 Zaragoza",
+    ),
+    (
+        "address",
+        "Paseo de Gracia 21, 4º izda., 08007 Barcelona",
+        "Paseo de Gracia 21, 4º izda., 08007 Barcelona",
+    ),
+    (
+        "address",
+        "Carrer de Sueca 47, 46006 València, 5º 2ª",
+        "Carrer de Sueca 47, 46006 València, 5º 2ª",
+    ),
     (
         "address",
         "Enviadlo a Avenida de la Constitución 12, Sevilla",
@@ -82,7 +101,7 @@ CASES = [
     ("card", "mi tarjeta visa que termina en 9876 está bloqueada", "9876"),
     ("card", "ya me ha llegado la tarjeta nueva, acaba en 7725. como la activo?", "7725"),
     ("card", "which card does it go to, i used my visa ending 8814", "8814"),
-    ("postcode", "Vivo en la calle Alcalá 214, 3.º B, 28028 Madrid", "28028"),
+    ("postcode", "Vivo en el 28028 Madrid, cerca del Retiro", "28028"),
     ("plate", "El coche tiene matrícula 1234 ABC y es gris", "1234 ABC"),
     ("plate", "la furgoneta 4821-KLM no pasó la ITV", "4821-KLM"),
     ("plate", "My licence plate is AB12 CDE", "AB12 CDE"),

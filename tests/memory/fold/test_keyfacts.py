@@ -147,8 +147,7 @@ def test_identity_facts_are_the_users_own() -> None:
         ("phone", "+34 699 111 222"),
         ("phone", "+34 612 345 678"),
         ("email", "marta@acme.es"),
-        ("address", "calle Mayor 5"),
-        ("postcode", "28013"),
+        ("address", "calle Mayor 5, 28013 Madrid"),
     ]
 
 
