@@ -3,7 +3,8 @@
 Pure. After an automatic reset the closed episode's case facts ride into the new one,
 in their own block ("from the previous conversation; may be unrelated"), during its
 first `SOFT_MESSAGES` messages and afterwards for as long as the new episode refers to
-the old case: the new message or a user message of its window mentions one of those
+the old case: the new message or an exchange of its window (the user's words or the
+bot's: "cierro la avería AV-5561093" is the old case going on) mentions one of those
 facts, or the new message shares `MIN_SHARED_TERMS` of the case's terms that the user
 has not used in the new episode. Then recall also searches the closed episode. Otherwise
 only the identity carry-over stays (invariant 6).
@@ -45,7 +46,7 @@ def in_play(
         return None
     if since_reset <= SOFT_MESSAGES:
         return "recent"
-    texts = (message, *(ex.user_text for ex in episode))
+    texts = (message, *(t for ex in episode for t in (ex.user_text, ex.reply_text)))
     if any(mentioned(previous.facts, text) for text in texts):
         return "shared_facts"
     if len(shared_terms(previous, message, episode)) >= MIN_SHARED_TERMS:

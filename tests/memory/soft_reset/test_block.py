@@ -19,6 +19,13 @@ LATER = SOFT_MESSAGES + 1
         ("¿Abrís el domingo?", [FIRST], LATER, None),
         ("¿Y el ticket #4821?", [FIRST], LATER, "shared_facts"),
         ("Gracias", [Exchange(5, 2, "Lo de 192.168.1.1", "ok"), FIRST], LATER, "shared_facts"),
+        (
+            "Gracias",
+            [Exchange(5, 2, "Cerrado", "Cierro el ticket #4821"), FIRST],
+            LATER,
+            "shared_facts",
+        ),
+        ("Gracias", [Exchange(5, 2, "Cerrado", "Cierro el ticket"), FIRST], LATER, None),
         ("La fibra del router otra vez", [FIRST], LATER, "shared_terms"),
         ("El router de la tienda", [Exchange(5, 2, "El router de la tienda", "ok")], LATER, None),
     ],
@@ -26,8 +33,8 @@ LATER = SOFT_MESSAGES + 1
 def test_the_case_is_in_play_while_recent_or_referred_to(
     message: str, window: list[Exchange], since: int, expected: str | None
 ) -> None:
-    """Recent, or the message (or the window's user side) names a fact, or the message
-    shares terms of the case that the new episode has not used itself."""
+    """Recent, or the message or an exchange of the window (either side) names a fact, or
+    the message shares terms of the case that the new episode has not used itself."""
     assert in_play(CASE, message, window, since) == expected
 
 
