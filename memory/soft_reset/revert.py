@@ -21,6 +21,10 @@ ticket, an order, an IP, a tracking number: `CASE_ID_KINDS`) than identifiers of
 ("lo del NB-448213 sigue igual", twenty messages on). A wrong reset that stood undoes
 itself as soon as the user names the case again.
 
+- `reply_names_case`: at any time, the bot's last reply in the new episode names more of
+  those identifiers than identifiers of its own ("cierro la avería AV-5561093"): the
+  conversation is about the old case, even when the user only says "gracias".
+
 A manual reset (`/reset`) never reverts; a first episode has nothing to revert to.
 
 `decide_veto` reads the reset's own message the same way, with the two strongest
@@ -48,7 +52,9 @@ REVERT_WITHIN = 3  # user messages after the reset (the reset's own not counted)
 # only a message naming these reverts.
 CASE_ID_KINDS = frozenset({"id", "account", "card", "iban", "ip", "host", "tracking", "plate"})
 SHORT_ANSWER = 8  # words: "sí, ya lo reinicié" answers; a paragraph is a new subject
-RevertReason = Literal["shared_facts", "shared_terms", "continuation_cue", "answers_question"]
+RevertReason = Literal[
+    "shared_facts", "shared_terms", "continuation_cue", "answers_question", "reply_names_case"
+]
 
 # Folded (lower case, no accents). Only phrases that, right after a reset, say the old
 # case goes on.
@@ -95,8 +101,8 @@ def decide_revert(check: RevertCheck) -> Revert | None:
     if previous is None or not (check.opened_by or "").startswith("auto:"):
         return None
     if check.since_reset > REVERT_WITHIN:
-        return _by_case_ids(check.message, previous)
-    return _by_facts(check, previous) or _by_words(check, previous)
+        return _by_case_ids(check.message, previous) or _by_reply(check, previous)
+    return _by_facts(check, previous) or _by_words(check, previous) or _by_reply(check, previous)
 
 
 def _by_case_ids(message: str, previous: PreviousCase) -> Revert | None:
@@ -108,6 +114,17 @@ def _by_case_ids(message: str, previous: PreviousCase) -> Revert | None:
     ids = tuple(fact for fact in previous.facts if fact[0] in CASE_ID_KINDS)
     found = _names_more(ids, message)
     return None if found is None else Revert("shared_facts", found)
+
+
+def _by_reply(check: RevertCheck, previous: PreviousCase) -> Revert | None:
+    """The bot's last reply in the new episode names, said whole, more of the closed
+    case's identifiers than identifiers of its own ("cierro la avería AV-5561093"): the
+    conversation went on about that case, whatever the user's words were."""
+    if not check.episode:
+        return None
+    ids = tuple(fact for fact in previous.facts if fact[0] in CASE_ID_KINDS)
+    found = _names_more(ids, check.episode[-1].reply_text)
+    return None if found is None else Revert("reply_names_case", found)
 
 
 def _names_more(facts: Sequence[tuple[str, str]], message: str) -> tuple[str, ...] | None:

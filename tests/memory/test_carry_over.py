@@ -174,6 +174,23 @@ async def test_a_reset_that_stood_reverts_when_the_user_names_the_case_again(
     assert len(await store.episodes(KEY)) == 1
 
 
+async def test_a_reset_that_stood_reverts_when_the_bot_names_the_case(store: SQLiteStore) -> None:
+    """Well past the revert window, the bot's reply naming the closed case's order said
+    whole undoes the reset on the next message, however plain ("Gracias")."""
+    engine, model = engine_with(store, window=2, fold_batch=2, topic=reset_on_otra)
+    for text in OLD:
+        await turn(engine, text)
+    await turn(engine, NEW)
+    for text in UNRELATED:
+        await turn(engine, text)
+    model.replies["¿Y los festivos?"] = "Abrimos. Y el pedido 4471 sale mañana, por cierto."
+    await turn(engine, "¿Y los festivos?")
+    prepared = await engine.prepare(KEY, "Gracias")
+    assert prepared.decision.reason == "reset_reverted"
+    assert prepared.decision.signals["reset_revert_reason"] == "reply_names_case"
+    assert len(await store.episodes(KEY)) == 1
+
+
 async def test_a_false_reset_reverts_when_the_next_message_shares_a_fact(
     store: SQLiteStore,
 ) -> None:

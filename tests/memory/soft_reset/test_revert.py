@@ -109,6 +109,22 @@ def test_past_three_messages_only_the_case_s_identifiers_revert() -> None:
     assert decide_revert(own) is None
 
 
+def test_the_bot_naming_the_closed_case_reverts_at_any_time() -> None:
+    """The last reply of the new episode naming the old case's ticket said whole (and
+    more of its identifiers than of its own) reverts however late, whatever the user
+    says; a digit run, a reply naming new identifiers too, or an older reply does not."""
+    named = Exchange(5, 2, "Vale, gracias", "De nada. Dejo el ticket #4821 abierto una semana.")
+    for since in (1, REVERT_WITHIN + 1, 40):
+        found = decide_revert(check("Perfecto", [FIRST, named], since_reset=since))
+        assert found is not None
+        assert (found.reason, found.shared) == ("reply_names_case", ("#4821",))
+    late = REVERT_WITHIN + 1
+    runs = Exchange(5, 2, "Vale", "El 4821 era otro.")
+    both = Exchange(5, 2, "Vale", "El #4821 se cerró; os abro el #9120 y el #9121.")
+    for episode in ([FIRST, runs], [FIRST, both], [named, FIRST]):
+        assert decide_revert(check("Perfecto", episode, since_reset=late)) is None
+
+
 def test_facts_of_the_new_episode_outweigh_the_old_ones() -> None:
     """A message naming more of the new case's facts than the old one's stays in it."""
     new = Exchange(4, 2, "Mi pedido 7781 y el 7790 no llegan", "Lo miro.")
