@@ -6,6 +6,9 @@ continues the previous case more than the new episode:
 
 - `shared_facts`: it mentions more of the previous case's facts (a ticket number, an
   IP) than hard values (ids, amounts) that only the new episode has said;
+- `shared_terms`: it shares `MIN_SHARED_TERMS` or more of the case's terms that the user
+  has not said in the new episode, and more of them than terms of the user's new
+  messages the case never used;
 - `answers_question`: the previous episode's last reply ended with a question, and the
   message takes up that question's words (more than the new episode's), or is a short
   yes or no while the new episode has asked nothing;
@@ -21,12 +24,6 @@ itself as soon as the user names the case again.
 - `reply_names_case`: at any time, the bot's last reply in the new episode names more of
   those identifiers than identifiers of its own ("cierro la avería AV-5561093"): the
   conversation is about the old case, even when the user only says "gracias".
-
-Words shared with the closed case, alone, do not revert: they keep its block riding and
-recall searching its exchanges (`memory.soft_reset.block`), and the bot's reply, which
-then sees the case, names it when the user is still on it. On the written sets' sessions
-(`bench/data/support_*`) the shared-words branch reverted ten real case changes and, once
-`reply_names_case` was in, no false reset of a long case that nothing else reverted.
 
 A manual reset (`/reset`) never reverts; a first episode has nothing to revert to.
 
@@ -45,6 +42,7 @@ from typing import Literal
 
 from memory.facts import facts_of
 from memory.recall.terms import hard_terms, terms
+from memory.soft_reset.block import MIN_SHARED_TERMS
 from memory.soft_reset.case import mentioned
 from memory.text.fold import fold
 from memory.types import Exchange, PreviousCase
@@ -54,7 +52,9 @@ REVERT_WITHIN = 3  # user messages after the reset (the reset's own not counted)
 # only a message naming these reverts.
 CASE_ID_KINDS = frozenset({"id", "account", "card", "iban", "ip", "host", "tracking", "plate"})
 SHORT_ANSWER = 8  # words: "sí, ya lo reinicié" answers; a paragraph is a new subject
-RevertReason = Literal["shared_facts", "continuation_cue", "answers_question", "reply_names_case"]
+RevertReason = Literal[
+    "shared_facts", "shared_terms", "continuation_cue", "answers_question", "reply_names_case"
+]
 
 # Folded (lower case, no accents). Only phrases that, right after a reset, say the old
 # case goes on.
@@ -159,8 +159,12 @@ def _by_words(check: RevertCheck, previous: PreviousCase) -> Revert | None:
     case = frozenset(previous.terms)
     old, new = (words & case) - own, (words & own) - case
     answered = _answers(check, previous, words, own, len(new))
-    if answered is not None:
+    shared = len(old) >= MIN_SHARED_TERMS and len(old) > len(new)
+    # Named for what explains the overlap: the old question's words, or the case's.
+    if answered is not None and (not shared or len(answered.shared) >= len(old) / 2):
         return answered
+    if shared:
+        return Revert("shared_terms", tuple(sorted(old)))
     cue = _CUE.search(fold(check.message))
     if cue is not None and len(new) <= len(old):
         return Revert("continuation_cue", (cue.group(0),))
