@@ -66,9 +66,42 @@ IDENTITY_KINDS = frozenset(
 _PATTERNS = [*BASE_RULES[:2], *KIND_RULES, *BASE_RULES[2:]]
 # Every kind but these is made of digits: a text without any skips their patterns.
 _DIGITLESS_KINDS = frozenset({"url", "email"}) | DIGITLESS_KINDS
-_RANKED = list(enumerate(_PATTERNS))
-_RANKED_DIGITLESS = [(rank, rule) for rank, rule in _RANKED if rule.kind in _DIGITLESS_KINDS]
+# The run of digits in a row every match of a gate holds (a lookbehind's digits
+# included): a text whose longest run is shorter fails that gate, so one `findall`
+# spares the search of each such gate (a reply's "respuesta 320" rules out every gate of
+# four digits or more). Each figure is checked against the gate's parse
+# (tests/memory/facts/test_digit_runs.py); a gate not listed needs at most one digit.
+_GATE_RUNS = {
+    r"\d\d": 2,
+    r"[A-Z][A-Z]\d\d": 2,
+    r":(?<=\d:)[0-5]\d": 2,
+    r"0\d{1,4}[ .-]\d\d": 2,
+    r"[-_](?<=[A-Za-z0-9][-_])\d\d": 2,
+    r"\d\d\d": 3,
+    r"\(\d{3}\)": 3,
+    r"[6789]\d{2}[ .]\d{2}": 3,
+    r"\d\.\d\d\d\.\d\d\d": 3,
+    r"GB\s?\d\d\d": 3,
+    r"\d\d\d\d": 4,
+    r"\d\d\d\d[ -]?[A-Z]": 4,
+    r"-(?<=\d\d\d\d-)": 4,
+    r"[.-](?<=\d\d\d[.-])\d\d\d[.-]\d\d\d\d": 4,
+    r"\d\d\d\d\d": 5,
+    r"\d{5}\s+[A-ZÁÉÍÓÚÑ]": 5,
+    r"[A-Z]\s\d{6}": 6,
+    r"\d{9}[A-Z]": 9,
+}
+
+
+def _run_needed(rule: _Rule) -> int:
+    """The longest run of digits a text needs for `rule` to pass its gates."""
+    return max((_GATE_RUNS.get(gate.pattern, 0) for gate in rule.gates), default=0)
+
+
+_RANKED = [(rank, rule, _run_needed(rule)) for rank, rule in enumerate(_PATTERNS)]
+_RANKED_DIGITLESS = [ranked for ranked in _RANKED if ranked[1].kind in _DIGITLESS_KINDS]
 _DIGIT = re.compile(r"\d")
+_DIGITS = re.compile(r"\d+")
 _TRAILING = ".,;:!?)]}'\"»”’"
 _PHONE_DIGITS = (8, 15)
 # A line break right after a closing quote is sealed: no match crosses it, since a match
@@ -85,7 +118,7 @@ _UNSEALED = re.compile(rf"(?:^|[^{_SEALED}\n])\n")
 # start words may match without their gate (a company named "2024", an account number
 # "12-34-56"): a line where one would find something only under the whole text's gate
 # makes the whole text be read whole.
-_LOOSE = [(rank, rule) for rank, rule in _RANKED if rule.starts is not None]
+_LOOSE = [(rank, rule) for rank, rule, _ in _RANKED if rule.starts is not None]
 
 
 def extract_facts(text: str) -> list[Fact]:
@@ -157,8 +190,11 @@ def scan(text: str) -> tuple[Fact, ...]:
 def _candidates(text: str) -> Iterable[tuple[int, int, FactKind, int]]:
     """Every match of every pattern; a pattern is not run on a text without its gates."""
     lowered: str | None = None
-    rules = _RANKED if _DIGIT.search(text) is not None else _RANKED_DIGITLESS
-    for rank, rule in rules:
+    run = max(map(len, _DIGITS.findall(text)), default=0)
+    rules = _RANKED if run else _RANKED_DIGITLESS
+    for rank, rule, needed in rules:
+        if needed > run:
+            continue
         # A plain loop: `all()` over a generator costs more than most gates.
         passed = True
         for gate in rule.gates:
