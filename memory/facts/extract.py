@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
+from memory.facts import handover
 from memory.facts.kinds import DIGITLESS_KINDS, KIND_RULES, plausible_kind
 from memory.facts.labels import label_before
 from memory.facts.presence import _PLAIN, _is_word, _present, missing_facts
@@ -132,7 +133,17 @@ def facts_of(text: str) -> tuple[Fact, ...]:
     """The facts of `text`: the one place they are computed. Cached: folds and the fact
     guard see the same summary and exchanges again and again. A text whose every line
     break is sealed (`_SEALED`) has the facts of its lines, each line read once however
-    many texts hold it: the extractive summary's quoted lines come back every fold."""
+    many texts hold it: the extractive summary's quoted lines come back every fold. Facts
+    another process of ours read and handed over (`memory.facts.handover`) are taken as
+    read here."""
+    facts = handover.taken(text)
+    if facts is None:
+        facts = _read(text)
+    handover.note_read(text, facts)
+    return facts
+
+
+def _read(text: str) -> tuple[Fact, ...]:
     if "\n" in text and _UNSEALED.search(text) is None:
         composed = _by_lines(text)
         if composed is not None:
