@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
+from memory.caches import FOLD_TEXTS
 from memory.facts import handover
 from memory.facts.kinds import DIGITLESS_KINDS, KIND_RULES, plausible_kind
 from memory.facts.labels import label_before
@@ -128,7 +129,7 @@ def extract_facts(text: str) -> list[Fact]:
     return list(facts_of(text))
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=FOLD_TEXTS)
 def facts_of(text: str) -> tuple[Fact, ...]:
     """The facts of `text`: the one place they are computed. Cached: folds and the fact
     guard see the same summary and exchanges again and again. A text whose every line
@@ -161,7 +162,7 @@ def _by_lines(text: str) -> tuple[Fact, ...] | None:
     return tuple(dedupe(fact for facts, _ in readings for fact in facts))
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=FOLD_TEXTS)
 def _line_reading(line: str) -> tuple[tuple[Fact, ...], int]:
     """A line's facts, and the rules of `_LOOSE` (a mask) that do not run on it but would
     find something there (rare: most lines lack their start words)."""
@@ -276,7 +277,7 @@ def dedupe(facts: Iterable[Fact]) -> list[Fact]:
     return out
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=FOLD_TEXTS)
 def _squash(value: str) -> str:
     """Cached: `dedupe` sees the same required facts several times per fold."""
     return "".join(value.casefold().split())

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from memory.caches import FOLD_TEXTS
 from memory.facts.rules import Fact, FactKind
 
-READ_MAX = 8192  # as many as `facts_of` keeps
+READ_MAX = FOLD_TEXTS  # as many as `facts_of` keeps
 # Plain tuples: a dataclass is unpickled field by field in Python, a tuple is not.
 Given = tuple[tuple[str, tuple[tuple[FactKind, str, str], ...]], ...]
 
