@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from memory.caches import FOLD_TEXTS
-from memory.facts import handover
+from memory.facts.handover import note_read, taken
 from memory.facts.kinds import DIGITLESS_KINDS, KIND_RULES, plausible_kind
 from memory.facts.labels import label_before
 from memory.facts.presence import _PLAIN, _is_word, _present, missing_facts
@@ -137,10 +137,10 @@ def facts_of(text: str) -> tuple[Fact, ...]:
     many texts hold it: the extractive summary's quoted lines come back every fold. Facts
     another process of ours read and handed over (`memory.facts.handover`) are taken as
     read here."""
-    facts = handover.taken(text)
+    facts = taken(text)
     if facts is None:
         facts = _read(text)
-    handover.note_read(text, facts)
+    note_read(text, facts)
     return facts
 
 
