@@ -20,6 +20,8 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
+from memory.caches import FOLD_TEXTS
+from memory.facts.handover import note_read, taken
 from memory.facts.kinds import DIGITLESS_KINDS, KIND_RULES, plausible_kind
 from memory.facts.labels import label_before
 from memory.facts.presence import _PLAIN, _is_word, _present, missing_facts
@@ -66,9 +68,42 @@ IDENTITY_KINDS = frozenset(
 _PATTERNS = [*BASE_RULES[:2], *KIND_RULES, *BASE_RULES[2:]]
 # Every kind but these is made of digits: a text without any skips their patterns.
 _DIGITLESS_KINDS = frozenset({"url", "email"}) | DIGITLESS_KINDS
-_RANKED = list(enumerate(_PATTERNS))
-_RANKED_DIGITLESS = [(rank, rule) for rank, rule in _RANKED if rule.kind in _DIGITLESS_KINDS]
+# The run of digits in a row every match of a gate holds (a lookbehind's digits
+# included): a text whose longest run is shorter fails that gate, so one `findall`
+# spares the search of each such gate (a reply's "respuesta 320" rules out every gate of
+# four digits or more). Each figure is checked against the gate's parse
+# (tests/memory/facts/test_digit_runs.py); a gate not listed needs at most one digit.
+_GATE_RUNS = {
+    r"\d\d": 2,
+    r"[A-Z][A-Z]\d\d": 2,
+    r":(?<=\d:)[0-5]\d": 2,
+    r"0\d{1,4}[ .-]\d\d": 2,
+    r"[-_](?<=[A-Za-z0-9][-_])\d\d": 2,
+    r"\d\d\d": 3,
+    r"\(\d{3}\)": 3,
+    r"[6789]\d{2}[ .]\d{2}": 3,
+    r"\d\.\d\d\d\.\d\d\d": 3,
+    r"GB\s?\d\d\d": 3,
+    r"\d\d\d\d": 4,
+    r"\d\d\d\d[ -]?[A-Z]": 4,
+    r"-(?<=\d\d\d\d-)": 4,
+    r"[.-](?<=\d\d\d[.-])\d\d\d[.-]\d\d\d\d": 4,
+    r"\d\d\d\d\d": 5,
+    r"\d{5}\s+[A-ZÁÉÍÓÚÑ]": 5,
+    r"[A-Z]\s\d{6}": 6,
+    r"\d{9}[A-Z]": 9,
+}
+
+
+def _run_needed(rule: _Rule) -> int:
+    """The longest run of digits a text needs for `rule` to pass its gates."""
+    return max((_GATE_RUNS.get(gate.pattern, 0) for gate in rule.gates), default=0)
+
+
+_RANKED = [(rank, rule, _run_needed(rule)) for rank, rule in enumerate(_PATTERNS)]
+_RANKED_DIGITLESS = [ranked for ranked in _RANKED if ranked[1].kind in _DIGITLESS_KINDS]
 _DIGIT = re.compile(r"\d")
+_DIGITS = re.compile(r"\d+")
 _TRAILING = ".,;:!?)]}'\"»”’"
 _PHONE_DIGITS = (8, 15)
 # A line break right after a closing quote is sealed: no match crosses it, since a match
@@ -85,7 +120,7 @@ _UNSEALED = re.compile(rf"(?:^|[^{_SEALED}\n])\n")
 # start words may match without their gate (a company named "2024", an account number
 # "12-34-56"): a line where one would find something only under the whole text's gate
 # makes the whole text be read whole.
-_LOOSE = [(rank, rule) for rank, rule in _RANKED if rule.starts is not None]
+_LOOSE = [(rank, rule) for rank, rule, _ in _RANKED if rule.starts is not None]
 
 
 def extract_facts(text: str) -> list[Fact]:
@@ -94,12 +129,22 @@ def extract_facts(text: str) -> list[Fact]:
     return list(facts_of(text))
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=FOLD_TEXTS)
 def facts_of(text: str) -> tuple[Fact, ...]:
     """The facts of `text`: the one place they are computed. Cached: folds and the fact
     guard see the same summary and exchanges again and again. A text whose every line
     break is sealed (`_SEALED`) has the facts of its lines, each line read once however
-    many texts hold it: the extractive summary's quoted lines come back every fold."""
+    many texts hold it: the extractive summary's quoted lines come back every fold. Facts
+    another process of ours read and handed over (`memory.facts.handover`) are taken as
+    read here."""
+    facts = taken(text)
+    if facts is None:
+        facts = _read(text)
+    note_read(text, facts)
+    return facts
+
+
+def _read(text: str) -> tuple[Fact, ...]:
     if "\n" in text and _UNSEALED.search(text) is None:
         composed = _by_lines(text)
         if composed is not None:
@@ -117,7 +162,7 @@ def _by_lines(text: str) -> tuple[Fact, ...] | None:
     return tuple(dedupe(fact for facts, _ in readings for fact in facts))
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=FOLD_TEXTS)
 def _line_reading(line: str) -> tuple[tuple[Fact, ...], int]:
     """A line's facts, and the rules of `_LOOSE` (a mask) that do not run on it but would
     find something there (rare: most lines lack their start words)."""
@@ -157,8 +202,11 @@ def scan(text: str) -> tuple[Fact, ...]:
 def _candidates(text: str) -> Iterable[tuple[int, int, FactKind, int]]:
     """Every match of every pattern; a pattern is not run on a text without its gates."""
     lowered: str | None = None
-    rules = _RANKED if _DIGIT.search(text) is not None else _RANKED_DIGITLESS
-    for rank, rule in rules:
+    run = max(map(len, _DIGITS.findall(text)), default=0)
+    rules = _RANKED if run else _RANKED_DIGITLESS
+    for rank, rule, needed in rules:
+        if needed > run:
+            continue
         # A plain loop: `all()` over a generator costs more than most gates.
         passed = True
         for gate in rule.gates:
@@ -229,7 +277,7 @@ def dedupe(facts: Iterable[Fact]) -> list[Fact]:
     return out
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=FOLD_TEXTS)
 def _squash(value: str) -> str:
     """Cached: `dedupe` sees the same required facts several times per fold."""
     return "".join(value.casefold().split())

@@ -11,6 +11,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from memory.caches import FOLD_TEXTS
 from memory.text.accents import strip_marks
 
 
@@ -108,7 +109,7 @@ def _meaningful(words: str) -> bool:
     return any(_fold(p) in _NOUNS for p in words.split())
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=FOLD_TEXTS)
 def _fold(word: str) -> str:
     if not word.isascii():
         word = unicodedata.normalize("NFKD", word)

@@ -74,7 +74,11 @@ class _Rule:
     boundaries, long alternations, tried at every index) cost ~5 µs each per reply where
     a gate costs well under 1 µs; the fastest start with a literal (a lookbehind checks
     what came before it). `starts`, when set, finds lowered the start of every match;
-    the pattern need not be run before the first one, nor at all without one."""
+    the pattern need not be run before the first one, nor at all without one. Its words
+    start with a letter, their word boundary checked behind it ("p(?<=\\bp)art", not
+    "\\bpart": the same starts): the engine then skips each index whose letter starts no
+    word, where one word led by `\\b` made it try every word at every index (the
+    id words: 7.4 µs a reply, now 2.6)."""
 
     kind: FactKind
     pattern: re.Pattern[str]
@@ -249,7 +253,7 @@ BASE_RULES: list[_Rule] = [
         r"([A-Z0-9](?=[A-Z0-9-]{0,40}\d)[A-Z0-9-]{5,}[A-Z0-9])(?![\w-])",
         r"[A-Z0-9][A-Z0-9-]{6}",  # the value: seven or more capitals, digits and dashes
         group=1,
-        starts=r"imei|n[uú]mero de serie|serial|s/n|\bsn\b",
+        starts=r"imei|n[uú]mero de serie|serial|s/n|s(?<=\bs)n\b",
     ),
     # Capitals, a space, six digits or more ("RA 40918273", "MRN 00482913"); a UK VAT
     # number in its groups ("GB 284 1193 56").
@@ -297,6 +301,6 @@ BASE_RULES: list[_Rule] = [
         group=1,
         starts=r"ticket|tiquet|invoice|factura|pedido|orde|cas|expediente|incidencia|ref"
         r"|reserva|booking|albar|tracking|seguimiento|contra|p[oó]liza|policy|cuenta|account"
-        r"|\bpart(?![a-z])|pieza|recambio|\bmodel|c[oó]digo|\bcode(?![a-z])",
+        r"|p(?<=\bp)art(?![a-z])|pieza|recambio|m(?<=\bm)odel|c[oó]digo|c(?<=\bc)ode(?![a-z])",
     ),
 ]

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from memory.caches import FOLD_TEXTS
 from memory.facts import IDENTITY_KINDS, Fact, extract_facts
 from memory.fold.guard import KEY_FACTS_HEADING, line_value, split_sentences, trim_lines, unsaid
 from memory.fold.keyfacts import cap_key_facts, render_fact
@@ -61,7 +62,7 @@ _EARLY_SHARE = 0.5
 _NON_WORD = re.compile(r"\W+")
 _DIGITS = re.compile(r"\d+")
 # Summary lines come back fold after fold: their per-line readings are cached.
-_LINE_CACHE = 8192
+_LINE_CACHE = FOLD_TEXTS
 _LETTERS = re.compile(r"[^\W\d_]{2,}")
 _SHAPE_MIN_WORDS = 3
 _INNER_QUOTES = str.maketrans({"«": "‹", "»": "›", "“": "‘", "”": "’"})

@@ -11,6 +11,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from memory.caches import FOLD_TEXTS
 from memory.facts import Fact, dedupe, extract_facts, missing_facts
 from memory.fold.keyfacts import cap_key_facts, render_fact, salient_facts
 from memory.noise import text_noise
@@ -220,7 +221,7 @@ def line_value(text: str, known: Collection[str] = ()) -> int:
     return value + _cue_points(text)
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=FOLD_TEXTS)
 def _cue_points(text: str) -> int:
     """Decision or commitment words, and a question (cached: lines come back every fold)."""
     return (2 if _CUES.search(text) else 0) + (1 if "?" in text else 0)

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 
+from memory.caches import FOLD_TEXTS
 from memory.facts import IDENTITY_KINDS, Fact, FactKind, facts_of
 
 # How much a kind is worth keeping when the key-facts section must shrink. Higher stays
@@ -76,7 +77,7 @@ def _tied_values(text: str) -> frozenset[str]:
     return frozenset().union(*map(_sentence_tied, _SENTENCE.findall(text)))
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=FOLD_TEXTS)
 def _sentence_tied(sentence: str) -> frozenset[str]:
     """Cached: a summary's sentences come back in every fold, each a new body text."""
     if not (sentence.strip() and _COMMITMENT.search(sentence)):

@@ -10,8 +10,9 @@ with the same tokenizer, so the summary is byte-identical to a fold on the loop.
 the worker cannot reproduce (a model summarizer, which is a network wait and stays on the
 loop; a tokenizer other than the default) runs on the loop as before. Store reads and
 writes never leave the loop: only text goes to the worker and comes back. The worker's
-caches are its own, so it reads again texts the loop had already read (a message's facts
-and tokens): more CPU in total (docs/benchmarks.md), for a loop that no fold stalls.
+caches are its own, so it reads again texts the loop had already read (a message's
+tokens): more CPU in total (docs/benchmarks.md), for a loop that no fold stalls. The facts
+the loop read in the messages go with the job (`memory.facts.handover`).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import Any, Protocol, TypeVar
 
 import structlog
 
-from memory.facts import IDENTITY_KINDS, Fact, extract_facts
+from memory.facts import IDENTITY_KINDS, Fact, extract_facts, handover
 from memory.fold.extractive import ExtractiveSummarizer
 from memory.fold.summarizer import FoldOutcome, Summarizer, fold_text
 from memory.tokens import Tokenizer, default_tokenizer
@@ -119,8 +120,11 @@ class ProcessFoldRunner(InlineFoldRunner):
         if self._inline or not offloadable(summarizer, tokenizer):
             return await inline()
         job = (summarizer.name, tokenizer.name, previous, tuple(batch), tuple(opening))
+        # The facts the loop read in the messages (its topic check and recall did), not
+        # read again in the worker; replies the loop never read stay the worker's to read.
+        known = handover.to_give(e.user_text for e in batch)
         try:
-            future = self._started().submit(offline_fold, *job, language, cap_tokens)
+            future = self._started().submit(offline_fold, *job, language, cap_tokens, known)
             done = await asyncio.wrap_future(future)
         except BrokenProcessPool:
             # A worker died (killed, out of memory): this fold runs here, the next ones in
@@ -181,25 +185,31 @@ def offline_fold(
     opening: tuple[Exchange, ...],
     language: str,
     cap_tokens: int,
+    known: handover.Given = (),
 ) -> tuple[FoldOutcome, float] | None:
     """In the worker: the extractive fold and the CPU it took; None when this process's
-    tokenizer is not the caller's (its BPE data failed to load here only)."""
+    tokenizer is not the caller's (its BPE data failed to load here only). `known`: the
+    facts the caller read in some of the texts, taken as read here for this fold."""
     started = time.process_time()
     tokenizer = default_tokenizer()
     if tokenizer.name != tokenizer_name:
         return None
     summarizer = ExtractiveSummarizer(tokenizer, name=name)
-    outcome = run_to_end(
-        fold_text(
-            summarizer,
-            previous,
-            batch,
-            language=language,
-            cap_tokens=cap_tokens,
-            tokenizer=tokenizer,
-            pinned=pinned_facts(opening),
+    handover.give(known)
+    try:
+        outcome = run_to_end(
+            fold_text(
+                summarizer,
+                previous,
+                batch,
+                language=language,
+                cap_tokens=cap_tokens,
+                tokenizer=tokenizer,
+                pinned=pinned_facts(opening),
+            )
         )
-    )
+    finally:
+        handover.forget_given()
     return outcome, time.process_time() - started
 
 

@@ -9,14 +9,16 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from memory.facts import Fact, facts_of, handover
 from memory.fold.extractive import ExtractiveSummarizer
-from memory.fold.offload import FoldRunner, InlineFoldRunner, ProcessFoldRunner
+from memory.fold.offload import FoldRunner, InlineFoldRunner, ProcessFoldRunner, offline_fold
 from memory.fold.service import FoldService
 from memory.fold.summarizer import FoldOutcome, ModelSummarizer
 from memory.store.sqlite.store import SQLiteStore
@@ -254,3 +256,39 @@ async def test_fold_service_folds_in_its_runner_and_aclose_stops_it() -> None:
         await folds.aclose()
         await store.close()
     assert children() == before
+
+
+def test_a_worker_fold_given_the_messages_facts_is_the_same_fold() -> None:
+    """Fold after fold, the messages' facts handed over (none read again) give the same
+    outcome, and nothing given outlives its fold."""
+    case, opening = long_case(40), tuple(long_case(0))
+    previous = ""
+    for start in range(0, len(case), 4):
+        batch = tuple(case[start : start + 4])
+        job = (SUMMARIZER.name, TOKENIZER.name, previous, batch, opening, "es", 800)
+        read = offline_fold(*job)  # reads every text, the messages among them
+        known = handover.to_give(e.user_text for e in batch)
+        assert [text for text, _ in known] == list(dict.fromkeys(e.user_text for e in batch))
+        facts_of.cache_clear()  # as in a worker that never read these messages
+        given = offline_fold(*job, known)
+        assert read is not None
+        assert given is not None
+        assert given[0] == read[0]
+        assert not handover._given
+        previous = read[0].text
+
+
+def test_given_facts_are_taken_as_read() -> None:
+    """A text handed over with its facts is not read again: `facts_of` answers what was
+    given, once; a text never read here is not handed over."""
+    text = f"pedido PED-1 ({uuid.uuid4().hex})"
+    assert handover.to_give([text]) == ()
+    facts_of.cache_clear()
+    handover.give(((text, (("id", "GIVEN-1", "pedido"),)),))
+    try:
+        assert facts_of(text) == (Fact("id", "GIVEN-1", "pedido"),)
+        assert handover.to_give([text]) == ((text, (("id", "GIVEN-1", "pedido"),)),)
+    finally:
+        handover.forget_given()
+        facts_of.cache_clear()
+    assert facts_of(text)[0] == Fact("id", "PED-1", "pedido")  # read anew
