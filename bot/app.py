@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -27,6 +28,23 @@ from providers.base import ChatModel
 from providers.factory import ProviderCredentials, build_chat_model
 
 log = structlog.get_logger(__name__)
+_frozen = False  # `freeze_startup` ran in this process
+
+
+def freeze_startup() -> bool:
+    """Once a process, after the first app's start-up: everything loaded so far (modules,
+    the BPE tables, recall's related words) moved out of the cyclic collector's reach, so
+    a full collection walks what turns allocate, not 240,000 start-up objects (about
+    0.1 s each, on the event loop: one in a burst of 1,000 new chats cost 5 % of its
+    throughput). Nothing is collected differently: start-up objects live as long as the
+    process. Whether it froze now."""
+    global _frozen
+    if _frozen:
+        return False
+    _frozen = True
+    gc.collect()  # garbage of the start-up is freed, not frozen
+    gc.freeze()
+    return True
 
 
 def credentials(settings: Settings) -> ProviderCredentials:
@@ -189,6 +207,7 @@ class App:
             clock=clock, tokenizer=tokenizer, observers=observers,
         )  # fmt: skip
         handler = ConversationHandler(settings, store, engine)
+        freeze_startup()
         return cls(
             settings, store, chat_model, summary_model, tokenizer, engine.folds, engine, handler
         )
