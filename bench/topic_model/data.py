@@ -4,8 +4,9 @@
   split once more (`split.json`, a seeded shuffle per language, made before any model
   was fitted to it): the trainer fits on its `fit` half; the `heldout` half is scored
   once per trained model, in aggregate (`heldout_scores`), and its misses are not read.
-- `bench/data/support_train/sessions.jsonl`, sessions written for training by a session
-  that read neither the detector nor any held-out set (its README): all of it is fitted.
+- `bench/data/support_train/sessions.jsonl` and `bench/data/support_train2/sessions.jsonl`,
+  sessions written for training by sessions that read neither the detector nor any
+  held-out set (their READMEs): all of them are fitted.
 
 TIAGE dev and `bench/data/blind/` are never read here.
 """
@@ -22,7 +23,10 @@ from bench import topics
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 SPLIT = HERE / "split.json"
-WRITTEN = REPO / "bench" / "data" / "support_train" / "sessions.jsonl"
+WRITTEN = tuple(
+    REPO / "bench" / "data" / name / "sessions.jsonl"
+    for name in ("support_train", "support_train2")
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,10 +41,12 @@ class SupportData:
 
 
 def load(
-    labelled: Path = topics.DEFAULT_DATA, split: Path = SPLIT, written: Path | None = WRITTEN
+    labelled: Path = topics.DEFAULT_DATA,
+    split: Path = SPLIT,
+    written: Sequence[Path] | Path | None = WRITTEN,
 ) -> SupportData:
-    """The labelled sessions by `split`'s halves, and the written ones (none when the file
-    is absent). A labelled session the split does not name is an error: it would land on
+    """The labelled sessions by `split`'s halves, and the written ones (a file that is
+    absent gives none). A labelled session the split does not name is an error: it would land on
     neither side silently."""
     halves = json.loads(split.read_text(encoding="utf-8"))
     fit_ids, held_ids = set(halves["fit"]), set(halves["heldout"])
@@ -50,8 +56,19 @@ def load(
         raise ValueError(f"{split.name} names no half for {', '.join(unnamed)}")
     fit = tuple(s for s in sessions if s.id in fit_ids)
     held = tuple(s for s in sessions if s.id in held_ids)
-    extra = tuple(topics.load(written)) if written is not None and written.exists() else ()
+    files = (written,) if isinstance(written, Path) else tuple(written or ())
+    extra = tuple(s for path in files if path.exists() for s in topics.load(path))
     return SupportData(fit, held, extra)
+
+
+def named(files: Sequence[Path]) -> str:
+    """The written files that exist, as the model file records them (repo-relative)."""
+    shown = [
+        str(p.relative_to(REPO)) if p.is_absolute() and p.is_relative_to(REPO) else str(p)
+        for p in files
+        if p.exists()
+    ]
+    return ", ".join(shown) or "none"
 
 
 def heldout_scores(

@@ -344,7 +344,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, object]:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--tiage", type=Path, default=topic_tiage.DEFAULT_DATA)
     parser.add_argument("--sessions", type=Path, default=topics.DEFAULT_DATA)
-    parser.add_argument("--written", type=Path, default=support_data.WRITTEN)
+    parser.add_argument("--written", type=Path, nargs="*", default=list(support_data.WRITTEN))
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--splice", type=int, default=SPLICE, help="spliced sessions/session")
     parser.add_argument("--limit", type=int, default=0, help="first N dialogues of each set")
@@ -377,7 +377,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, object]:
             "tiage": f"anno_train.json, {len(dialogs)} dialogues",
             "support": f"{len(support.fit)} sessions of tests/data/topics/sessions.jsonl "
             f"(split.json's fit half), {len(support.written)} of "
-            f"bench/data/support_train/sessions.jsonl, "
+            f"{support_data.named(args.written)}, "
             f"+{args.splice} spliced multi-case sessions per session",
             "rows": {"tiage": sources.count("tiage"), "support": sources.count("support")},
         },

@@ -121,3 +121,20 @@ def test_the_held_out_half_is_never_fitted(tmp_path: Path) -> None:
     labelled.write_text("\n".join([*lines, json.dumps(extra)]) + "\n", encoding="utf-8")
     with pytest.raises(ValueError, match="not-in-the-split"):
         data.load(labelled, written=None)
+
+
+def test_every_written_file_is_read_and_an_absent_one_gives_none(tmp_path: Path) -> None:
+    """Two written files: both are fitted, a missing third adds nothing, and the model
+    file names only those that exist."""
+    first, second = (p for p in data.WRITTEN)
+    missing = tmp_path / "absent.jsonl"
+    one = data.load(written=first)
+    both = data.load(written=(first, missing))
+    assert [s.id for s in one.written] == [s.id for s in both.written]
+    copy = tmp_path / "copy.jsonl"
+    copy.write_text(first.read_text(encoding="utf-8"), encoding="utf-8")
+    twice = data.load(written=(first, copy, missing))
+    assert len(twice.written) == 2 * len(one.written)
+    assert data.named((first, missing)) == "bench/data/support_train/sessions.jsonl"
+    assert data.named((missing,)) == "none"
+    assert second.parent.name == "support_train2"
