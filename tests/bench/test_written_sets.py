@@ -1,6 +1,6 @@
-"""The written support sets (bench/data/support_train/, support_dev/) have their shape,
-the counts their READMEs state are the counts in the files, and the files are what their
-builders make of src/*.txt."""
+"""The written support sets (bench/data/support_train/, support_dev/, support_train2/) have
+their shape, the counts their READMEs state are the counts in the files, and the files are
+what their builders make of src/*.txt."""
 
 from __future__ import annotations
 
@@ -37,9 +37,11 @@ class WrittenSet:
 
     folder: str
     split: str
-    sessions_per_language: int
-    longcases_per_language: int
+    sessions_es: int
+    sessions_en: int
+    longcases_per_language: int  # 0: a set of sessions only, no longcase.jsonl
     max_user_turns: int
+    min_cases: int = 1
 
     @property
     def path(self) -> Path:
@@ -51,8 +53,9 @@ class WrittenSet:
 
 
 SETS = [
-    WrittenSet("support_train", "written", 24, 4, 48),
-    WrittenSet("support_dev", "dev", 12, 6, 45),
+    WrittenSet("support_train", "written", 24, 24, 4, 48),
+    WrittenSet("support_dev", "dev", 12, 12, 6, 45),
+    WrittenSet("support_train2", "written", 24, 16, 0, 0, min_cases=3),
 ]
 
 
@@ -68,11 +71,11 @@ def _ts(text: str) -> datetime:
 
 def test_sessions_have_their_shape(written: WrittenSet) -> None:
     """Sessions of each language, unique ids, the set's split, an opening first, known
-    labels and kinds, time order, one to five cases."""
+    labels and kinds, time order, one (or the set's minimum) to five cases."""
     sessions = written.rows("sessions.jsonl")
-    n = written.sessions_per_language
-    assert len(sessions) == 2 * n
-    assert Counter(s["lang"] for s in sessions) == {"es": n, "en": n}
+    es, en = written.sessions_es, written.sessions_en
+    assert len(sessions) == es + en
+    assert Counter(s["lang"] for s in sessions) == {"es": es, "en": en}
     assert len({s["id"] for s in sessions}) == len(sessions)
     for s in sessions:
         ex = s["exchanges"]
@@ -87,12 +90,15 @@ def test_sessions_have_their_shape(written: WrittenSet) -> None:
         times = [_ts(e["ts"]) for e in ex]
         assert all(a < b for a, b in pairwise(times)), s["id"]
         cases = 1 + sum(e["label"] == "reset" for e in ex)
-        assert 1 <= cases <= 5, s["id"]
+        assert written.min_cases <= cases <= 5, s["id"]
 
 
 def test_longcases_have_their_shape_and_facts(written: WrittenSet) -> None:
     """Long cases alternate user and assistant, 40 user turns or more, ten to thirteen
-    facts each said verbatim by the user, in time order."""
+    facts each said verbatim by the user, in time order. A set of sessions only has none."""
+    if not written.longcases_per_language:
+        assert not (written.path / "longcase.jsonl").exists()
+        return
     longcases = written.rows("longcase.jsonl")
     n = written.longcases_per_language
     assert sorted(c["lang"] for c in longcases) == ["en"] * n + ["es"] * n
@@ -111,7 +117,8 @@ def test_longcases_have_their_shape_and_facts(written: WrittenSet) -> None:
 
 def test_readme_counts_match_the_files(written: WrittenSet) -> None:
     """The README's table of labels and kinds, totals and file sizes are the files'."""
-    sessions, longcases = written.rows("sessions.jsonl"), written.rows("longcase.jsonl")
+    sessions = written.rows("sessions.jsonl")
+    longcases = written.rows("longcase.jsonl") if written.longcases_per_language else []
     readme = (written.path / "README.md").read_text(encoding="utf-8")
     stated = {(m[1], m[2]): int(m[3]) for line in readme.splitlines() if (m := ROW.match(line))}
     found = Counter((e["label"], e["kind"]) for s in sessions for e in s["exchanges"])
@@ -123,11 +130,12 @@ def test_readme_counts_match_the_files(written: WrittenSet) -> None:
     exchanges = sum(found.values())
     users = sum(t["role"] == "user" for c in longcases for t in c["turns"])
     facts = sum(len(c["facts"]) for c in longcases)
-    s, c = written.sessions_per_language, written.longcases_per_language
+    es, en, c = written.sessions_es, written.sessions_en, written.longcases_per_language
     assert f"Totals: {resets} resets (" in readme
     assert f"{distractors} distractors" in readme
-    assert f"{2 * s} sessions ({s} es, {s} en), {exchanges} exchanges" in readme
-    assert f"{2 * c} sessions ({c} es, {c} en), {users} user turns, {facts} facts" in readme
+    assert f"{es + en} sessions ({es} es, {en} en), {exchanges} exchanges" in readme
+    if c:
+        assert f"{2 * c} sessions ({c} es, {c} en), {users} user turns, {facts} facts" in readme
 
 
 def test_the_files_are_built_from_the_sources(written: WrittenSet) -> None:
@@ -135,6 +143,7 @@ def test_the_files_are_built_from_the_sources(written: WrittenSet) -> None:
     module = importlib.import_module(f"bench.data.{written.folder}.build")
     src = written.path / "src"
     sessions = module.build_sessions(sorted(src.glob("sessions_*.txt")), written.split)
-    longcases = module.build_longcases(sorted(src.glob("longcase_*.txt")))
     assert sessions == written.rows("sessions.jsonl")
-    assert longcases == written.rows("longcase.jsonl")
+    if written.longcases_per_language:
+        longcases = module.build_longcases(sorted(src.glob("longcase_*.txt")))
+        assert longcases == written.rows("longcase.jsonl")
