@@ -182,3 +182,17 @@ def test_the_blind_folder_scores_its_two_sets_and_a_written_one_what_it_has() ->
         blind.MULTICASE,
     ]
     assert [f for _, f in blind.topic_sets(folder / "support_dev", False)] == ["sessions.jsonl"]
+
+
+def test_a_written_folder_without_long_cases_scores_its_sessions_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A written set of sessions only (`support_multicase/`) is scored and says it has no
+    long cases, instead of failing on the missing file."""
+    source = topics.REPO / "bench" / "data" / "support_dev" / "sessions.jsonl"
+    lines = source.read_text(encoding="utf-8").splitlines()[:2]
+    (tmp_path / "sessions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert blind.main(["--data", str(tmp_path)]) == []
+    out = capsys.readouterr().out
+    assert "2 sessions" in out
+    assert f"long single cases: none in {tmp_path.name}/" in out

@@ -266,7 +266,9 @@ def main(argv: Sequence[str] | None = None) -> list[Target]:
     args = parser.parse_args(argv)
 
     blind = args.data.resolve() == DEFAULT_DATA.resolve()
-    cases = load_long_cases(args.data / LONGCASE)
+    # a written set may hold sessions only (`support_multicase/`); the blind one has both
+    has_long = blind or (args.data / LONGCASE).exists()
+    cases = load_long_cases(args.data / LONGCASE) if has_long else []
     print(
         f"== {'blind held-out' if blind else 'written'} sets ({args.data.name}/): aggregate"
         f" figures only, window {args.window}"
@@ -276,6 +278,9 @@ def main(argv: Sequence[str] | None = None) -> list[Target]:
         sessions = load_topic_set(args.data / file, "blind" if blind else None)
         scores[file] = run_topic_set(title, sessions, args.window)
 
+    if not has_long:
+        print(f" long single cases: none in {args.data.name}/")
+        return []
     if args.quick:
         picked = [next(c for c in cases if c.lang == lang) for lang in ("es", "en")]
         cases = picked[:QUICK_LONG_CASES]

@@ -4,9 +4,9 @@
   split once more (`split.json`, a seeded shuffle per language, made before any model
   was fitted to it): the trainer fits on its `fit` half; the `heldout` half is scored
   once per trained model, in aggregate (`heldout_scores`), and its misses are not read.
-- `bench/data/support_train/sessions.jsonl` and `bench/data/support_train2/sessions.jsonl`,
-  sessions written for training by sessions that read neither the detector nor any
-  held-out set (their READMEs): all of them are fitted.
+- `bench/data/support_train/sessions.jsonl`, sessions written for training by a session
+  that read neither the detector nor any held-out set (its README): all of it is fitted
+  (`--written` may name more files; `bench/data/support_multicase/` is held out).
 
 TIAGE dev and `bench/data/blind/` are never read here.
 """
@@ -23,10 +23,7 @@ from bench import topics
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 SPLIT = HERE / "split.json"
-WRITTEN = tuple(
-    REPO / "bench" / "data" / name / "sessions.jsonl"
-    for name in ("support_train", "support_train2")
-)
+WRITTEN = (REPO / "bench" / "data" / "support_train" / "sessions.jsonl",)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""The written support sets (bench/data/support_train/, support_dev/, support_train2/) have
+"""The written support sets (bench/data/support_train/, support_dev/, support_multicase/) have
 their shape, the counts their READMEs state are the counts in the files, and the files are
 what their builders make of src/*.txt."""
 
@@ -55,7 +55,7 @@ class WrittenSet:
 SETS = [
     WrittenSet("support_train", "written", 24, 24, 4, 48),
     WrittenSet("support_dev", "dev", 12, 12, 6, 45),
-    WrittenSet("support_train2", "written", 24, 16, 0, 0, min_cases=3),
+    WrittenSet("support_multicase", "written", 24, 16, 0, 0, min_cases=3),
 ]
 
 

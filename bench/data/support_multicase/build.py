@@ -1,7 +1,7 @@
 """Assemble the hand-written conversations in src/sessions_*.txt into sessions.jsonl.
 
 The texts are written by hand in src/; this only turns lines into JSON and gaps into
-ISO-8601 UTC timestamps.  python bench/data/support_train2/build.py
+ISO-8601 UTC timestamps.  python bench/data/support_multicase/build.py
 
 A copy of `bench/data/support_train/build.py` with its long-case part left out: this set
 has sessions only (no longcase.jsonl). Session files (src/sessions_*.txt):
