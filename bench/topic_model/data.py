@@ -7,6 +7,9 @@
 - `bench/data/support_train/sessions.jsonl`, sessions written for training by a session
   that read neither the detector nor any held-out set (its README): all of it is fitted
   (`--written` may name more files; `bench/data/support_multicase/` is held out).
+- `bench/data/support_train/longcase.jsonl`, that set's long single cases (40 user turns
+  each, one case from start to end), as sessions whose every turn after the first
+  continues: the overnight returns, updates and status reports that must not reset.
 
 TIAGE dev and `bench/data/blind/` are never read here.
 """
@@ -16,14 +19,17 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from bench import topics
+from bench.blind.data import load_long_cases
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 SPLIT = HERE / "split.json"
 WRITTEN = (REPO / "bench" / "data" / "support_train" / "sessions.jsonl",)
+LONG = REPO / "bench" / "data" / "support_train" / "longcase.jsonl"
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,16 +37,18 @@ class SupportData:
     fit: tuple[topics.Session, ...]
     heldout: tuple[topics.Session, ...]
     written: tuple[topics.Session, ...]
+    long: tuple[topics.Session, ...] = ()
 
     @property
     def training(self) -> tuple[topics.Session, ...]:
-        return (*self.fit, *self.written)
+        return (*self.fit, *self.written, *self.long)
 
 
 def load(
     labelled: Path = topics.DEFAULT_DATA,
     split: Path = SPLIT,
     written: Sequence[Path] | Path | None = WRITTEN,
+    long: Path | None = LONG,
 ) -> SupportData:
     """The labelled sessions by `split`'s halves, and the written ones (a file that is
     absent gives none). A labelled session the split does not name is an error: it would land on
@@ -55,7 +63,28 @@ def load(
     held = tuple(s for s in sessions if s.id in held_ids)
     files = (written,) if isinstance(written, Path) else tuple(written or ())
     extra = tuple(s for path in files if path.exists() for s in topics.load(path))
-    return SupportData(fit, held, extra)
+    cases = long_sessions(long) if long is not None and long.exists() else ()
+    return SupportData(fit, held, extra, cases)
+
+
+def long_sessions(path: Path = LONG) -> tuple[topics.Session, ...]:
+    """Long single cases (`bench.blind.data.load_long_cases`'s format) as sessions: the
+    first turn opens the case, every other one continues it (kind `followup`)."""
+    out = []
+    for case in load_long_cases(path):
+        said = case.turns
+        turns = tuple(
+            topics.Turn(
+                said[i]["content"],
+                said[i + 1]["content"],
+                datetime.fromisoformat(said[i]["ts"].replace("Z", "+00:00")),
+                "start" if i == 0 else "continue",
+                "opening" if i == 0 else "followup",
+            )
+            for i in range(0, len(said), 2)
+        )
+        out.append(topics.Session(case.id, case.lang, "written", turns))
+    return tuple(out)
 
 
 def named(files: Sequence[Path]) -> str:

@@ -20,7 +20,7 @@ import numpy as np
 
 from memory.topic.opening import OpeningModel, opening_terms
 
-VERSION = "opening-v1"
+VERSION = "opening-v2"
 MIN_DF = 2
 L2 = 1.0
 STEPS = 400

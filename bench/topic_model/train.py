@@ -3,11 +3,11 @@
     python -m bench.topic_model.train [--out PATH] [--folds 5] [--quick]
 
 Training data: the TIAGE train split (chit-chat, ../shared/data/tiage/anno_train.json),
-the `fit` half of the labelled support sessions and every session written for training
-(`bench.topic_model.data`). The labelled `heldout` half is scored once, after the fit,
-in aggregate only (written into the model file as `heldout`). Support turns are weighted
-up so that a few hundred of them matter next to thousands of TIAGE turns. TIAGE dev and
-the blind sets are never read here.
+the `fit` half of the labelled support sessions, every session written for training and
+support_train's long single cases (`bench.topic_model.data`). The labelled `heldout` half
+is scored once, after the fit, in aggregate only (written into the model file as
+`heldout`). Support turns are weighted up so that a few hundred of them matter next to
+thousands of TIAGE turns. TIAGE dev and the blind sets are never read here.
 
 Rows follow the benches' episode semantics: a turn sees the episode since the last reset
 (the gold one while fitting). Cross-validation, grouped by dialogue, picks the L2 strength
@@ -51,8 +51,8 @@ from memory.topic.opening import OPENING_FILE, OpeningModel
 from memory.types import Exchange
 
 REPO = Path(__file__).resolve().parents[2]
-DEFAULT_OUT = REPO / "memory" / "topic" / "models" / "topic-v2.json"
-VERSION = "topic-v2"
+DEFAULT_OUT = REPO / "memory" / "topic" / "models" / "topic-v3.json"
+VERSION = "topic-v3"
 WINDOW = 6
 THRESHOLDS = tuple(round(0.05 + 0.025 * i, 3) for i in range(37))
 L2_GRID = (0.003, 0.01, 0.03, 0.1)
@@ -377,8 +377,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, object]:
             "tiage": f"anno_train.json, {len(dialogs)} dialogues",
             "support": f"{len(support.fit)} sessions of tests/data/topics/sessions.jsonl "
             f"(split.json's fit half), {len(support.written)} of "
-            f"{support_data.named(args.written)}, "
-            f"+{args.splice} spliced multi-case sessions per session",
+            f"{support_data.named(args.written)}, {len(support.long)} long single cases of "
+            f"{support_data.named([support_data.LONG])}, +{args.splice} spliced per session",
             "rows": {"tiage": sources.count("tiage"), "support": sources.count("support")},
         },
         "cv": {"folds": args.folds, "grouped_by": "dialogue (spliced: within a fold)"},

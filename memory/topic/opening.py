@@ -8,7 +8,7 @@ first time) is the shape of an opening. `opening_logit` is a bag-of-words logist
 regression over a message's folded words, their bigrams and its first three words,
 trained by `bench.topic_model.opening` on the first message of every case of the
 training sessions against their other messages; its weights ship in
-`models/opening-v1.json` (only the words that carry weight). The topic model reads it
+`models/opening-v2.json` (only the words that carry weight). The topic model reads it
 as one feature (`opening`).
 
 Pure and cached per text: a turn costs one lookup per word of the new message.
@@ -25,7 +25,7 @@ from itertools import pairwise
 
 from memory.text.fold import fold
 
-OPENING_FILE = "opening-v1.json"
+OPENING_FILE = "opening-v2.json"
 MAX_WORDS = 40  # an opening says what it is about early; a pasted log adds nothing
 FIRST_WORDS = 3
 _WORD = re.compile(r"[^\W\d_]+|\d+")

@@ -137,3 +137,17 @@ def test_every_written_file_is_read_and_an_absent_one_gives_none(tmp_path: Path)
     assert len(twice.written) == 2 * len(one.written)
     assert data.named((first, missing)) == "bench/data/support_train/sessions.jsonl"
     assert data.named((missing,)) == "none"
+
+
+def test_the_long_cases_are_fitted_as_one_open_case_each() -> None:
+    """support_train's long cases join the training sessions: each opens once and every
+    later turn continues, so the model sees what must not reset; `long=None` leaves
+    them out."""
+    got = data.load()
+    assert len(got.long) == 8
+    for session in got.long:
+        assert session.turns[0].label == "start"
+        assert {t.label for t in session.turns[1:]} == {"continue"}
+        assert len(session.turns) >= 40
+    assert got.training[-len(got.long) :] == got.long
+    assert data.load(long=None).long == ()

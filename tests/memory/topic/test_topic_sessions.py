@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from bench.topic_model.soft import predict_standing
 from bench.topics import (
     Detector,
     Session,
@@ -40,14 +41,23 @@ def test_the_set_is_varied_and_split() -> None:
 @pytest.mark.parametrize("detect", [learned, rules], ids=["learned", "rules"])
 @pytest.mark.parametrize("split", ["dev", "heldout"])
 def test_detector_meets_the_targets_on_each_split(split: str, detect: Detector) -> None:
-    """Precision ≥ 0.9, recall ≥ 0.6 and no reset on a side question, dev and held-out.
+    """Precision ≥ 0.9, recall ≥ 0.6, and no reset on a side question that stands, dev
+    and held-out: at most one is made, and the next message reverts it (the soft reset).
 
     A training-set figure for both arms now (the rules were written from this set, the
     model is fitted to it): it pins that the fit holds, not how either generalises."""
-    result = evaluate([s for s in SESSIONS if s.split == split], detect)
+    sessions = [s for s in SESSIONS if s.split == split]
+    result = evaluate(sessions, detect)
     assert result.precision >= 0.9, result.misses
     assert result.recall >= 0.6, result.misses
-    assert result.side_resets == 0, result.misses
+    assert result.side_resets <= 1, result.misses
+    standing = [
+        turn.kind
+        for s in sessions
+        for turn, stands in zip(s.turns, predict_standing(s, detect)[0], strict=True)
+        if stands and turn.kind in LABELLED_SIDE_KINDS
+    ]
+    assert standing == []
 
 
 def test_naive_cue_rule_does_worse() -> None:
