@@ -27,6 +27,8 @@ import unicodedata
 from collections.abc import Mapping
 from functools import lru_cache
 
+from memory.caches import WINDOW_TEXTS
+
 # Blocks of the chat request. Other blocks use these names with `render_block`.
 MEMORY_TAG = "memory"  # the cumulative summary
 RECALL_TAG = "recall"  # older exchanges recalled verbatim
@@ -95,7 +97,7 @@ _ATTR_UNSAFE = re.compile(r"[^\w .,:+/-]")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=WINDOW_TEXTS)
 def neutralize(text: str) -> str:
     """`text` with the `<` (or its lookalike, entity or escape) of every reserved tag
     replaced by `SAFE_OPEN`; the rest is kept as written, so the text stays readable.

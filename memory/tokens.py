@@ -15,13 +15,14 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Protocol, runtime_checkable
 
+from memory.caches import WINDOW_TEXTS
 from providers.base import Message
 
 # Chat formats wrap each message in a few tokens of markup (role, separators).
 MESSAGE_OVERHEAD = 4
 # And the reply is primed with a few more.
 REQUEST_OVERHEAD = 3
-_CACHE_SIZE = 4096
+_CACHE_SIZE = WINDOW_TEXTS  # a window's texts are counted every turn
 # Characters per token for the estimate: o200k averages ~4.5 on Spanish and English prose;
 # 3.5 keeps the estimate well above the real count.
 _CHARS_PER_TOKEN = 3.5

@@ -18,6 +18,7 @@ the loop read in the messages go with the job (`memory.facts.handover`).
 from __future__ import annotations
 
 import asyncio
+import gc
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -240,13 +241,18 @@ def run_to_end(coro: Coroutine[Any, Any, T]) -> T:
 def _init() -> None:
     """A worker's start. Ctrl-C reaches the whole process group, but stopping the worker
     is its parent's call (`aclose`); a parent killed outright (it never called `aclose`)
-    takes the worker with it; the BPE tables load now, not inside the first fold."""
+    takes the worker with it; the BPE tables load now, not inside the first fold. Then
+    what start-up loaded (modules, the BPE tables) is frozen out of the cyclic collector's
+    walks, as in the bot's own process (`bot.app.freeze_startup`): it lives as long as
+    the worker, and each full collection walked all of it between folds."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     parent = multiprocessing.parent_process()
     if parent is not None:
         watch = threading.Thread(target=_exit_with, args=(parent.sentinel,), daemon=True)
         watch.start()
     default_tokenizer().count("warm-up")
+    gc.collect()  # the start-up's garbage is freed, not frozen
+    gc.freeze()
 
 
 def _exit_with(sentinel: int) -> None:

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from memory.caches import WINDOW_TEXTS
 from memory.facts import extract_facts
 from memory.text.fold import fold
 from memory.text.stem import RECALL_STEMMER
@@ -83,7 +84,7 @@ def _token(token: str) -> tuple[tuple[str, ...], bool]:
     return tuple(_words(token)), False
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=WINDOW_TEXTS)
 def _analysed(text: str) -> tuple[tuple[str, ...], frozenset[str]]:
     """Every term of `text` and its hard ones. Cached per text: a turn's message is
     analysed for its query and again when its exchange is indexed."""

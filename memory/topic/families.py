@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from memory.caches import WINDOW_TEXTS
 from memory.topic.text import _TEXT_CACHE, words
 
 
@@ -120,7 +121,7 @@ def _build_index(families: Mapping[str, tuple[str, ...]]) -> _Families:
     )
 
 
-@lru_cache(maxsize=_TEXT_CACHE)
+@lru_cache(maxsize=WINDOW_TEXTS)
 def _read_families(index: _Families, text: str) -> _TextFamilies:
     """Cached per text: the summary and the window's user texts come back every turn."""
     tokens = words(text)

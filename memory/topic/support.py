@@ -17,6 +17,7 @@ from datetime import timedelta
 from functools import lru_cache
 from typing import Literal
 
+from memory.caches import WINDOW_TEXTS
 from memory.facts import facts_of
 from memory.topic.context import TopicContext
 from memory.topic.cues import BACK_REFERENCES, CLOSURE, CONTRAST
@@ -205,7 +206,7 @@ def shared_fact_count(message: str, texts: tuple[str, ...]) -> int:
     return len(shared)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=WINDOW_TEXTS)
 def _casefolded(text: str) -> str:
     """Cached: the summary and the window's texts are searched for the message's values
     every turn a message has facts."""

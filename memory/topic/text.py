@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from memory.caches import WINDOW_TEXTS
 from memory.text.fold import fold as fold_text
 from memory.text.stem import TOPIC_STEMMER
 from memory.text.stopwords import TOPIC_STOP_WORDS
@@ -49,7 +50,7 @@ def words(text: str) -> tuple[str, ...]:
     return tuple(_WORD.findall(fold(text)))
 
 
-@lru_cache(maxsize=_TEXT_CACHE)
+@lru_cache(maxsize=WINDOW_TEXTS)
 def term_set(text: str) -> frozenset[str]:
     """The distinct `terms` of `text`. Cached: the summary and the window's texts are
     compared against every new message, so their sets are built once, not every turn."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import multiprocessing
 import os
 import signal
@@ -100,6 +101,13 @@ async def test_the_loop_stays_responsive_during_a_heavy_offline_fold(
     in_worker = await worst_lag(asyncio.create_task(fold_with(runner, "", heavy_batch("b"), 4000)))
     assert on_loop > 0.03
     assert in_worker < on_loop / 3
+
+
+async def test_a_worker_freezes_what_its_start_up_loaded(runner: ProcessFoldRunner) -> None:
+    """A worker's modules and BPE tables are out of the collector's walks once it is up."""
+    pool = runner._started()
+    frozen = await asyncio.wrap_future(pool.submit(gc.get_freeze_count))
+    assert frozen > 10_000, "modules and the BPE tables are frozen"
 
 
 async def test_a_model_summarizer_stays_on_the_loop() -> None:
