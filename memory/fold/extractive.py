@@ -11,7 +11,9 @@ under the cap (the least valuable lines go first, oldest first among equals; lin
 only say what a message was about go before anything else), an older line restated by a
 newer one is dropped, and every hard fact the body no longer says is listed once under a
 key-facts heading. Only those facts may push the summary past the soft target toward the
-cap.
+cap. Lines that give no hard fact (small talk, the gist of a chat) share a smaller part
+of it (`GIST_SHARE`): a summary of talk keeps its gist, not its transcript, and every
+exchange stays searchable for recall, which brings it back verbatim when asked.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ from memory.types import Exchange
 
 # The body's share of the cap; facts the body does not carry may take the rest.
 SOFT_SHARE = 0.35
+# Lines that give no hard fact (the talk's gist) share at most this part of the cap.
+GIST_SHARE = 0.1
 # Added to a sentence's value when it holds a fact the caller says was missing.
 _MISSING_BONUS = 10
 # Sentences quoted per message, best first (ties: the earlier), then in their order.
@@ -95,7 +99,7 @@ _SPEAKERS = {
 class ExtractiveSummarizer:
     """Implements `Summarizer` without a model: same input, same summary."""
 
-    prompt_version = "extractive-v2"
+    prompt_version = "extractive-v3"
 
     def __init__(self, tokenizer: Tokenizer | None = None, name: str = "extractive") -> None:
         self.name = name
@@ -127,11 +131,24 @@ class ExtractiveSummarizer:
         lines, bonuses = _drop_restated(lines, bonuses)
         value = dict(zip(lines, _values(lines, bonuses), strict=True))
         count = self.tokenizer.count
+        lines = _gist_trimmed(lines, value, int(max_tokens * GIST_SHARE), count)
         soft = int(max_tokens * SOFT_SHARE)
         lines = trim_lines(lines, soft, count, [value.get(x, 0) for x in lines], split=False)
         heading = KEY_FACTS_HEADING.get(language[:2], KEY_FACTS_HEADING["en"])
         required = required_facts(previous, signal)
         return _with_key_facts(lines, value, required, heading, max_tokens, count)
+
+
+def _gist_trimmed(
+    lines: list[str], value: dict[str, float], budget: int, count: Callable[[str], int]
+) -> list[str]:
+    """`lines` with those that give no hard fact held to `budget` tokens (the least
+    valuable first, oldest first among equals), never all of them: a summary of talk
+    keeps its gist, not its transcript, and recall brings any exchange back verbatim."""
+    plain = [x for x in lines if not extract_facts(x)]
+    values = [value.get(x, 0) for x in plain]
+    kept = set(trim_lines(plain, budget, count, values, split=False) or plain[-1:])
+    return [x for x in lines if x in kept or extract_facts(x)]
 
 
 def _exchange_lines(

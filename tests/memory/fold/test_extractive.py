@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from memory.facts import extract_facts, missing_facts
@@ -203,3 +205,48 @@ def test_extractive_keeps_the_context_of_the_case_over_later_mentions() -> None:
     assert "Os escribo por el pedido #PED-48213" in body
     assert "Abro la incidencia INC-77120" in body
     assert "«Veo el #PED-48213.»" not in body  # an echo adds nothing
+
+
+def _chat(n: int) -> list[Exchange]:
+    """Small talk with no hard fact, each message in made-up words of its own (no line
+    restates another)."""
+    syllables = ("ka", "lo", "mi", "su", "te", "ra", "vo", "ne")
+    words = iter("".join(p) for p in itertools.product(syllables, repeat=3))
+
+    def message() -> str:
+        return " ".join(next(words) for _ in range(6))
+
+    return [ex(i, message(), message()) for i in range(1, n + 1)]
+
+
+async def test_small_talk_keeps_a_gist_not_a_transcript() -> None:
+    """Folded batch by batch, lines that give no hard fact stay within the gist share of
+    the cap, well under the soft target, while a line with a fact outlives them."""
+    from memory.fold.extractive import GIST_SHARE, SOFT_SHARE
+
+    cap = 800
+    summarizer = ExtractiveSummarizer(TOKENIZER)
+    exchanges = [ex(1, "Mi pedido #4821 llegó roto, ¿me ayudas?", "Claro, lo reviso."), *_chat(40)]
+    text = ""
+    for start in range(0, len(exchanges), 4):
+        batch = exchanges[start : start + 4]
+        outcome = await fold_text(
+            summarizer, text, batch, language="es", cap_tokens=cap, tokenizer=TOKENIZER
+        )
+        assert outcome.ok, outcome
+        text = outcome.text
+    plain = [line for line in text.splitlines() if line.strip() and not extract_facts(line)]
+    assert plain
+    assert TOKENIZER.count("\n".join(plain)) <= cap * GIST_SHARE < cap * SOFT_SHARE
+    assert "#4821 llegó roto" in text
+
+
+def test_gist_never_empties_the_body() -> None:
+    """A fact-less line longer than the gist share still leaves the summary one line (an
+    empty summary would be rejected and the fold would never move on)."""
+    user = "we talked about the weather, the garden and the long walk by the river"
+    reply = "i will think about the walk by the river and the garden before the weekend"
+    text = ExtractiveSummarizer(TOKENIZER).summary(
+        FoldInput("", [ex(1, user, reply)], language="en", max_tokens=100)
+    )
+    assert text.strip()
