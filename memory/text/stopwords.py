@@ -31,9 +31,9 @@ _ENGLISH = """
     itself just me more most my no nor not now of off on once only or other our ours out
     over own same she should so some such than that the their them then there these they
     this those through to too under until up very was we were what when where which
-    while who whom why will with would you your yours yourself please thanks thank hello
-    hi hey ok okay yes yeah sure great fine good morning evening remember recall told
-    tell said say again us let know one
+    while who whom why will with would you your yours yourself mine theirs please thanks
+    thank hello hi hey ok okay yes yeah sure great fine good morning evening remember
+    recall told tell said say again us let know one
 """
 _TOPIC = """
     a about above after again all also am an and any anyone anything are aren as at be

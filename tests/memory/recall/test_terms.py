@@ -100,3 +100,8 @@ def test_terms_ignore_case(text: str) -> None:
 def test_a_word_whose_stem_is_a_function_word_gives_no_term() -> None:
     """ "THATA" stems to "that": a function word is never a term, stemmed or not."""
     assert terms("THATA") == []
+
+
+def test_possessive_pronouns_are_function_words() -> None:
+    """A question about "my dogs" that ends in "mine?" searches the dogs, not every "mine"."""
+    assert terms("how many dogs are mine? theirs or yours?") == terms("many dogs")
