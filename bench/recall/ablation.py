@@ -8,9 +8,10 @@ each conversation is indexed in memory (`memory.recall.hot.KeyIndex`, the terms 
 ranking every backend uses), each probe searched (`query_terms`, the engine's limit),
 its block rendered (`memory.recall.block.render`, the default token share), and the
 answer looked for in the block. Plain BM25 (`bench.recall.bm25_pick`) gets the block's
-tokens plus `SUMMARY`, what ventana's request spends on its summary and block frames
-on TIAGE chats (dev and train replays: 400 to 460 tokens), where it holds none of the
-answers, as in the replay's equal-token arm. On `bench.recall`'s cases the summary holds
+tokens plus `SUMMARY`, what ventana's request spends beyond the block and the window on
+TIAGE chats (its summary and pending exchanges; dev and train replays: 165 to 190 tokens
+since the summary's gist share, `extractive-v3`; 400 to 460 before), where none of the
+answers is, as in the replay's equal-token arm. On `bench.recall`'s cases the summary holds
 answers of its own (75 %), so there plain BM25 gets the block's tokens only: compare its
 rows with each other; `bench.recall` compares whole requests.
 
@@ -43,7 +44,7 @@ from memory.tokens import default_tokenizer
 from memory.types import Exchange
 
 WINDOW = 6
-SUMMARY = 460  # tokens: ventana's summary and frames on TIAGE chats (see the docstring)
+SUMMARY = 180  # tokens: ventana's request beyond block and window on TIAGE (see the docstring)
 BUDGET = 1000
 Rerank = Callable[[list[Hit], KeyIndex], list[Hit]]
 
