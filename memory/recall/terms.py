@@ -59,9 +59,11 @@ def _is_hard(token: str) -> bool:
 
 
 def _hard(token: str) -> list[str]:
+    """The token whole and its long digit runs. An email-like token whose other letters
+    are not ASCII ("a@þ") can fold to a bare function word: that is no term."""
     whole = _SEPARATORS.sub("_", token).strip("_")
     runs = [run for run in _DIGITS.findall(token) if run != whole]
-    return [whole, *runs] if whole else runs
+    return [whole, *runs] if whole and whole not in RECALL_STOP_WORDS else runs
 
 
 def _words(token: str) -> list[str]:

@@ -105,3 +105,8 @@ def test_a_word_whose_stem_is_a_function_word_gives_no_term() -> None:
 def test_possessive_pronouns_are_function_words() -> None:
     """A question about "my dogs" that ends in "mine?" searches the dogs, not every "mine"."""
     assert terms("how many dogs are mine? theirs or yours?") == terms("many dogs")
+
+
+def test_an_email_like_token_that_folds_to_a_function_word_gives_no_term() -> None:
+    """An email-like token folded to a bare function word ("A@Þ" to "a") is no term."""
+    assert terms("A@Þ") == []
