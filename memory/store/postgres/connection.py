@@ -22,7 +22,7 @@ Conn = psycopg.AsyncConnection[Any]
 # cost, and the first runs of a pool's 16 connections are a measurable share of a short
 # load (`bench.workers`). The server still plans the first runs for their parameters
 # before it settles on a generic plan (`plan_cache_mode = auto`, kept on purpose: a
-# forced generic plan turns `sql.DONE_MARKS` into a scan of the inbox).
+# forced generic plan walks a whole episode in recall's search).
 PREPARE_THRESHOLD = 0
 
 

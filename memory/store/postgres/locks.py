@@ -5,10 +5,10 @@ A worker's chat locks live on a few dedicated connections (a PostgreSQL session 
 hold many advisory locks; a key always maps to the same one), so a turn waiting seconds
 for its model holds no pooled connection and cross-chat concurrency is not capped by
 the pool size. Each connection is a *lane* that batches: every lock, claim and unlock
-asked while its previous round trip was out goes in the next one, as up to four
-statements in one pipeline (delivered entries' done marks; unlocks;
-`pg_try_advisory_lock` over the keys; the claims of the keys just locked, read after the
-locks are taken so they see every earlier holder's commits). A done mark asked just
+asked while its previous round trip was out goes in the next one, as one call of a
+server function (`sql.LANE_FUNCTION`: delivered entries' done marks; unlocks;
+`pg_try_advisory_lock` over the keys; the claims of the keys just locked, each read in a
+snapshot taken after the locks so it sees every earlier holder's commits). A done mark asked just
 before its chat's unlock rides the unlock's round trip, as SQLite's rides the next
 write. A thousand chats starting at once cost a handful of round trips, not three
 thousand. Acquiring is non-blocking (a blocking lock would stall the lane for every
@@ -54,7 +54,7 @@ Conn = psycopg.AsyncConnection[Any]
 
 @dataclass(frozen=True, slots=True)
 class ClaimAsk:
-    """The claim read with a lock: the key's entries up to `upto` (see `sql.CLAIMS`)."""
+    """The claim read with a lock: the key's entries up to `upto` (see `sql.LANE_FUNCTION`)."""
 
     upto: int
     resend: bool
@@ -122,6 +122,10 @@ class _Lane:
             self.runner = asyncio.get_running_loop().create_task(self._run(), name="chat-locks")
 
     async def _run(self) -> None:
+        # One turn of the loop first: what else is asked in the tick that woke the lane
+        # joins this batch (a turn's done mark, then its chat's unlock from a task of its
+        # own, are asked in one tick).
+        await asyncio.sleep(0)
         while self.locks or self.unlocks or self.marks:
             locks, unlocks, marks = self.locks, self.unlocks, self.marks
             self.locks, self.unlocks, self.marks = [], [], []
@@ -165,26 +169,28 @@ class _Lane:
         self, locks: Sequence[_Lock], unlocks: Sequence[_Unlock], marks: Sequence[_Mark]
     ) -> tuple[list[bool], dict[int, list[Row]], list[bool]]:
         conn = await self.connection()
-        keys = [lock.key for lock in locks]
         asks = [(n, lock.claim) for n, lock in enumerate(locks) if lock.claim is not None]
-        claims: dict[str, Any] = {
-            "n": [n for n, _ in asks],
-            "key": [keys[n] for n, _ in asks],
-            "upto": [c.upto for _, c in asks],
-            "resend": [c.resend for _, c in asks],
+        params: dict[str, Any] = {
+            "class": CHAT_LOCK_CLASS,
+            "marked": [m.entry_id for m in marks],
+            "marked_at": [m.at for m in marks],
+            "unlock": [u.key for u in unlocks],
+            "lock": [lock.key for lock in locks],
+            "claim_n": [n for n, _ in asks],
+            "claim_upto": [c.upto for _, c in asks],
+            "claim_resend": [c.resend for _, c in asks],
         }
-        async with conn.pipeline():
-            if marks:
-                done = ([m.entry_id for m in marks], [m.at for m in marks])
-                await conn.execute(sql.DONE_MARKS, done)
-            freed = await conn.execute(sql.UNLOCKS, (CHAT_LOCK_CLASS, [u.key for u in unlocks]))
-            taken = await conn.execute(sql.TRY_LOCKS, (CHAT_LOCK_CLASS, keys))
-            read = await conn.execute(sql.CLAIMS, claims) if asks else None
-        released = [bool(r["released"]) for r in sorted(await freed.fetchall(), key=_n)]
-        got = [bool(r["got"]) for r in sorted(await taken.fetchall(), key=_n)]
+        cur = await conn.execute(sql.LANE, params)
+        released, got = [False] * len(unlocks), [False] * len(locks)
         claimed: dict[int, list[Row]] = {}
-        for row in await read.fetchall() if read is not None else ():
-            claimed.setdefault(int(row["c_n"]), []).append(row)
+        for row in await cur.fetchall():
+            part, n = row["part"], int(row["n"])
+            if part == "u":
+                released[n] = bool(row["ok"])
+            elif part == "l":
+                got[n] = bool(row["ok"])
+            else:
+                claimed.setdefault(n, []).append(row)
         return got, claimed, released
 
     async def close(self) -> None:
@@ -192,10 +198,6 @@ class _Lane:
             await asyncio.gather(self.runner, return_exceptions=True)
         if self.conn is not None:
             await self.conn.close()
-
-
-def _n(row: Row) -> int:
-    return int(row["n"])
 
 
 class PostgresChatLocks:

@@ -15,7 +15,7 @@ import psycopg
 import structlog
 
 from memory.store.postgres import recall
-from memory.store.postgres.sql import INTAKE_FUNCTION
+from memory.store.postgres.sql import INTAKE_FUNCTION, LANE_FUNCTION
 
 log = structlog.get_logger(__name__)
 Conn = psycopg.AsyncConnection[Any]
@@ -198,6 +198,12 @@ async def _delivery_tombstones(conn: Conn) -> None:
     await conn.execute(INTAKE_FUNCTION)
 
 
+async def _lane_function(conn: Conn) -> None:
+    """A chat-lock lane's batch (done marks, unlocks, locks, claims) as one server-side
+    call (`sql.LANE`)."""
+    await conn.execute(LANE_FUNCTION)
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("0001_initial", _initial),
     ("0002_recall_search", _recall_search),
@@ -209,6 +215,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("0008_intake_function", _intake_function),
     ("0009_episode_previous_case", _episode_previous_case),
     ("0010_delivery_tombstones", _delivery_tombstones),
+    ("0011_lane_function", _lane_function),
 )
 
 

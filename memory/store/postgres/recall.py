@@ -104,11 +104,16 @@ SEARCH = (
 # computed by the server, the candidates ordered as `SEARCH` orders them, and every
 # term's document frequency on each row (`dfs`, in `each`'s order), so `rank` re-ranks
 # over exactly the statistics `key_stats` would have read. No row: no candidate.
+# Planned once per connection, not at every run: the arrays are read through scalar
+# subqueries, so a custom plan cannot see their lengths and costs what the generic one
+# does (else the server keeps choosing custom plans, ~0.3 ms of planning a search), and
+# each candidate is looked up by its id (the LATERAL … OFFSET 0 fence), never by walking
+# the whole episode, whatever a generic plan would guess of the episode's size.
 SEARCH_ONE = (
     "WITH s AS MATERIALIZED (SELECT u.n, u.q, u.w, u.hard,"
     "   (SELECT count(*) FROM recall_index r WHERE r.terms @@ u.q) AS df"
-    "   FROM unnest(%(each)s::tsquery[], %(weights)s::float8[], %(hard)s::bool[])"
-    "   WITH ORDINALITY AS u(q, w, hard, n)),"
+    "   FROM unnest((SELECT %(each)s::tsquery[]), (SELECT %(weights)s::float8[]),"
+    "   (SELECT %(hard)s::bool[])) WITH ORDINALITY AS u(q, w, hard, n)),"
     " d AS (SELECT df AS docs FROM s WHERE n = 1),"
     " k AS MATERIALIZED (SELECT s.q,"
     "   s.w * ln(1.0 + (d.docs - s.df + 0.5)::float8 / (s.df + 0.5)::float8) AS w"
@@ -120,8 +125,9 @@ SEARCH_ONE = (
     " ARRAY(SELECT t.lexeme FROM unnest(m.terms) t, generate_series(1, cardinality(t.positions))"
     "   WHERE t.lexeme <> %(mark)s) AS terms,"
     " (SELECT array_agg(s.df ORDER BY s.n) FROM s) AS dfs"
-    " FROM m JOIN exchanges x ON x.id = m.exchange_id"
-    " WHERE x.episode_id = %(ep)s AND x.id < %(before)s"
+    " FROM m, LATERAL (SELECT x.id, x.episode_id, x.user_text, x.reply_text, x.created_at"
+    "   FROM exchanges x WHERE x.id = m.exchange_id AND x.episode_id = %(ep)s"
+    "   AND x.id < %(before)s OFFSET 0) x"
     " ORDER BY (SELECT sum(k.w) FROM k WHERE m.terms @@ k.q) DESC,"
     "   ts_rank(m.terms, (SELECT string_agg(k.q::text, ' | ')::tsquery FROM k)) DESC, x.id DESC"
     " LIMIT %(limit)s"

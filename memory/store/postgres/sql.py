@@ -151,26 +151,59 @@ INBOX_GET = f"SELECT {INBOX_COLS} FROM inbox WHERE session_key = %s AND external
 INBOX_UNFINISHED = (
     f"SELECT {INBOX_COLS} FROM inbox WHERE status <> 'done' AND status <> 'rejected' ORDER BY id"
 )
-# The chat locks of one batch (`locks.py`): unlocks, try-locks and the claims of the keys
-# asked, each row numbered by its place in the batch (`n`, from 0). A claim is what the
-# holder of a chat's lock runs: its pending entries up to one, oldest first; the last one
-# also when answered, if the holder resends it (recovery after a crash).
-UNLOCKS = (
-    "SELECT k.n - 1 AS n, pg_advisory_unlock(%s, hashtext(k.key)) AS released"
-    " FROM unnest(%s::text[]) WITH ORDINALITY AS k(key, n)"
-)
-TRY_LOCKS = (
-    "SELECT k.n - 1 AS n, pg_try_advisory_lock(%s, hashtext(k.key)) AS got"
-    " FROM unnest(%s::text[]) WITH ORDINALITY AS k(key, n)"
-)
-CLAIMS = (
-    f"SELECT c.n AS c_n, {_prefixed('i', INBOX_COLS, '')},"
-    f" (SELECT {STAMP} FROM sessions s WHERE s.key = c.key) AS c_stamp"
-    " FROM unnest(%(n)s::int[], %(key)s::text[], %(upto)s::bigint[], %(resend)s::boolean[])"
-    "   AS c(n, key, upto, resend)"
-    " JOIN inbox i ON i.session_key = c.key AND i.id <= c.upto AND (i.status = 'pending'"
-    "   OR (i.id = c.upto AND i.status = 'answered' AND c.resend))"
-    " ORDER BY i.id"
+# The chat locks of one batch (`locks.py`) in one server-side call (migration 0011): the
+# delivered entries' done marks, the unlocks, `pg_try_advisory_lock` over the keys asked,
+# then the claims of the keys just locked. A row per unlock (`part` 'u', `ok` released)
+# and per lock ('l', `ok` got), each numbered by its place in its list (`n`, from 0), then
+# the claims' entries ('c', `n` the lock's place): its pending entries up to `upto`, oldest
+# first; the last one also when answered, if the holder resends it (recovery after a
+# crash), each row with the chat's stamp (`STAMP`). The function is VOLATILE, so each of
+# its statements reads a fresh snapshot (READ COMMITTED): a claim, read after its lock is
+# taken, sees every earlier holder's commits. Each statement is a lookup by key whose
+# generic plan is its custom one, so a connection plans it once, not at every call.
+LANE_FUNCTION = f"""
+CREATE OR REPLACE FUNCTION ventana_lane(
+    p_class INTEGER, p_marked BIGINT[], p_marked_at TIMESTAMPTZ[], p_unlock TEXT[],
+    p_lock TEXT[], p_claim_n INTEGER[], p_claim_upto BIGINT[], p_claim_resend BOOLEAN[]
+) RETURNS TABLE (part TEXT, n INTEGER, ok BOOLEAN, id BIGINT, session_key TEXT,
+    external_id TEXT, user_ref TEXT, kind TEXT, text TEXT, received_at TIMESTAMPTZ,
+    status TEXT, replies TEXT, reason TEXT, c_stamp TEXT) LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+    k INTEGER;
+    chat TEXT;
+BEGIN
+    FOR k IN 1 .. coalesce(cardinality(p_marked), 0) LOOP
+        UPDATE inbox i SET status = 'done', attempts = i.attempts + 1,
+            updated_at = p_marked_at[k] WHERE i.id = p_marked[k];
+    END LOOP;
+    part := 'u';
+    FOR k IN 1 .. coalesce(cardinality(p_unlock), 0) LOOP
+        n := k - 1;
+        ok := pg_advisory_unlock(p_class, hashtext(p_unlock[k]));
+        RETURN NEXT;
+    END LOOP;
+    part := 'l';
+    FOR k IN 1 .. coalesce(cardinality(p_lock), 0) LOOP
+        n := k - 1;
+        ok := pg_try_advisory_lock(p_class, hashtext(p_lock[k]));
+        RETURN NEXT;
+    END LOOP;
+    FOR k IN 1 .. coalesce(cardinality(p_claim_n), 0) LOOP
+        chat := p_lock[p_claim_n[k] + 1];
+        RETURN QUERY SELECT 'c', p_claim_n[k], NULL::BOOLEAN, {_prefixed("i", INBOX_COLS, "")},
+            (SELECT {STAMP} FROM sessions s WHERE s.key = chat)
+            FROM inbox i WHERE i.session_key = chat AND i.id <= p_claim_upto[k]
+            AND (i.status = 'pending' OR (i.id = p_claim_upto[k] AND i.status = 'answered'
+                 AND p_claim_resend[k]))
+            ORDER BY i.id;
+    END LOOP;
+END $$
+"""
+LANE = (
+    "SELECT * FROM ventana_lane(%(class)s::integer, %(marked)s::bigint[],"
+    " %(marked_at)s::timestamptz[], %(unlock)s::text[], %(lock)s::text[],"
+    " %(claim_n)s::integer[], %(claim_upto)s::bigint[], %(claim_resend)s::boolean[])"
 )
 INBOX_REJECT = (
     "INSERT INTO inbox (session_key, external_id, user_ref, kind, text, received_at,"
@@ -181,11 +214,6 @@ INBOX_REJECT = (
 INBOX_MARK = (
     "UPDATE inbox SET status = %s, replies = COALESCE(%s, replies), attempts = attempts + 1,"
     " updated_at = %s WHERE id = %s"
-)
-# The done marks of one lock batch (`locks.py`): delivered entries, each with its instant.
-DONE_MARKS = (
-    "UPDATE inbox i SET status = 'done', attempts = i.attempts + 1, updated_at = m.at"
-    " FROM unnest(%s::bigint[], %s::timestamptz[]) AS m(id, at) WHERE i.id = m.id"
 )
 INBOX_PRUNE = "DELETE FROM inbox WHERE status = 'done' AND updated_at < %s"
 

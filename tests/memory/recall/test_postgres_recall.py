@@ -228,3 +228,31 @@ async def test_one_statement_ranks_as_the_statistics_then_the_search_did(
         assert compared >= 10
     finally:
         await store.close()
+
+
+async def test_a_connection_plans_the_search_once_and_finds_the_same(postgres_url: str) -> None:
+    """After the server's first custom plans, `SEARCH_ONE` runs on its generic plan (no
+    planning at every search) and the generic plan finds what the custom ones found."""
+    store = await PostgresStore.open(postgres_url, pool_size=1)
+    try:
+        await say(store, "whatsapp:34602", [*CASE, *FILLER])
+        state = await state_of(store, "whatsapp:34602")
+        queries = [
+            RecallQuery(state.session_id, state.episode.id, query_terms(q)) for q in QUESTIONS
+        ]
+        async with store.db.connection() as conn:
+            rounds = []
+            for _ in range(2):
+                found = [await recall.search_one(conn, q) for q in queries]
+                rounds.append([[(h.exchange.id, h.score) for h in hits] for hits in found])
+            cur = await conn.execute(
+                "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
+                " WHERE strpos(statement, %s) > 0",
+                ("FROM recall_index r WHERE r.terms @@ u.q",),
+            )
+            plans = await cur.fetchone()
+    finally:
+        await store.close()
+    assert rounds[0] == rounds[1]
+    assert sum(bool(hits) for hits in rounds[0]) >= 5
+    assert plans == {"generic_plans": 2 * len(QUESTIONS) - 5, "custom_plans": 5}

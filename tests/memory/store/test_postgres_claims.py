@@ -6,9 +6,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import psycopg
 import pytest
+from psycopg import pq
 
 from memory.store.episodes import NewEpisode
 from memory.store.postgres.store import PostgresStore
@@ -141,3 +143,28 @@ async def test_a_done_mark_needs_no_pooled_connection(
         async with asyncio.timeout(5):
             await a.inbox_settled()
     assert await b.inbox_unfinished() == []
+
+
+async def test_a_turn_costs_the_lock_connection_two_statements(
+    pair: tuple[PostgresStore, PostgresStore], tmp_path: Path
+) -> None:
+    """Holding a chat for a turn is one statement to take the lock and read the claim,
+    and one to release it with the turn's done mark riding along (`sql.LANE`)."""
+    a, _ = pair
+    intake = await _begin(a, "telegram:6", "m1")
+    assert intake.entry is not None
+    conn = await a.locks._lane("telegram:6").connection()
+    with (tmp_path / "trace").open("w+") as wire:
+        conn.pgconn.trace(wire.fileno())
+        conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+        try:
+            async with a.claim_turn(intake.entry) as claim:
+                assert claim.exclusive
+                a.inbox_delivered(intake.entry.id, at=T0 + timedelta(seconds=1))
+            await a.inbox_settled()
+        finally:
+            conn.pgconn.untrace()
+        wire.seek(0)
+        sent = [line.split("\t")[2] for line in wire.read().splitlines() if line[:1] == "F"]
+    assert sent.count("Execute") == 2
+    assert await a.inbox_unfinished() == []
