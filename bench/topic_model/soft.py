@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 
 from bench.topics import DEFAULT_WINDOW, Detector, Session, Turn, turn_context
 from memory.soft_reset.case import chained, previous_case
-from memory.soft_reset.revert import RevertCheck, decide_revert, decide_veto
+from memory.soft_reset.revert import Revert, RevertCheck, decide_revert, decide_veto
 from memory.types import Exchange, PreviousCase
 
 UNDO_MINUTES = 60.0  # VENTANA_UNDO_MINUTES' default
@@ -40,15 +40,26 @@ def predict_standing(
     return _replay(turns, resets)
 
 
+RevertRule = Callable[[RevertCheck], Revert | None]
+
+
 def replay_standing(
-    turns: Sequence[Turn], probability: Callable[[int, int], float], threshold: float
+    turns: Sequence[Turn],
+    probability: Callable[[int, int], float],
+    threshold: float,
+    revert: RevertRule = decide_revert,
 ) -> list[bool]:
     """`predict_standing` for a model being fitted: `probability(start, i)` is its
-    probability of a reset at turn i with the episode opened at turn `start`."""
-    return _replay(turns, lambda start, i: probability(start, i) >= threshold)[0]
+    probability of a reset at turn i with the episode opened at turn `start`; `revert`
+    stands in for the product's rule (`bench.topic_model.revert` compares others)."""
+    return _replay(turns, lambda start, i: probability(start, i) >= threshold, revert)[0]
 
 
-def _replay(turns: Sequence[Turn], resets: Callable[[int, int], bool]) -> tuple[list[bool], int]:
+def _replay(
+    turns: Sequence[Turn],
+    resets: Callable[[int, int], bool],
+    revert: RevertRule = decide_revert,
+) -> tuple[list[bool], int]:
     """The product's soft resets over `turns`, `resets(start, i)` deciding at turn i with
     the episode opened at `start`: per turn whether a reset stands, and the reverts."""
     start, out, closed_at, reset_at, reverted = 0, [False], -1, -1, 0
@@ -58,7 +69,7 @@ def _replay(turns: Sequence[Turn], resets: Callable[[int, int], bool]) -> tuple[
         turn = turns[i]
         if previous is not None:  # `decide_revert` knows how late it may be
             episode = _exchanges(turns, start, i)
-            if decide_revert(RevertCheck(turn.user, previous, "auto:bench", episode, i - start)):
+            if revert(RevertCheck(turn.user, previous, "auto:bench", episode, i - start)):
                 out[reset_at], start, previous, reopened = False, closed_at, None, turn.ts
                 out.append(False)
                 reverted += 1

@@ -1,0 +1,192 @@
+"""The soft reset's revert, rules vs a learned one, in the topic trainer's cross-validation.
+
+    python -m bench.topic_model.revert [--thresholds 0.45,0.5,0.525] [--limit N]
+
+The product undoes an automatic reset when one of the next `REVERT_WITHIN` messages
+continues the closed case (`memory.soft_reset.revert`): by its facts, by its words
+(`shared_terms`, a continuation cue, an answer to the bot's last question), or by the
+bot's reply naming the case. This bench asks whether the word branches, hand-written,
+cost true resets, and whether a logistic regression over the same readings does better:
+
+- `rules`: the product's `decide_revert`;
+- `no_words`: the rules without the word branches (facts and the bot's reply only);
+- `learned@r`: the facts and reply branches, and for words a regression (numpy, the
+  trainer's `fit`) over what those branches read (`features`), reverting at p ≥ r.
+
+Rows: every support training unit of `bench.topic_model.train` (the labelled `fit`
+half, the written sessions, the long cases, spliced sessions within a fold), each turn t
+taken as a reset and each of the next `REVERT_WITHIN` messages a row: does it still
+belong to the case open before t (no gold reset in between)? Each fold's topic model and
+revert model are fitted without that fold; the held-out fold's dialogues are replayed as
+the product runs them (`soft.replay_standing`) and scored as the trainer scores support:
+resets that stand, precision, recall, standing resets on distractors (`safe`: issue
+28's bar). Training data only: no held-out set is read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from bench import topic_tiage, topics
+from bench.topic_model import data as support_data
+from bench.topic_model import train
+from bench.topic_model.scores import Counts
+from bench.topic_model.soft import RevertRule, replay_standing
+from memory.facts import facts_of
+from memory.recall.terms import hard_terms, terms
+from memory.soft_reset import revert as rules
+from memory.soft_reset.case import mentioned, previous_case
+from memory.text.fold import fold
+from memory.types import Exchange
+
+FEATURES = (
+    "old_facts", "old_ids", "own_facts", "new_hard", "old_terms", "new_terms", "terms",
+    "old_share", "question_taken", "short_yes_no", "cue", "since_reset", "opener_old_terms",
+    "opener_old_facts", "opener_terms", "reply_ids", "log_words", "asks",
+)  # fmt: skip
+TOPIC = (0.1, 10.0)  # the shipped support head's L2 and support weight (topic-v3)
+THRESHOLDS = (0.45, 0.475, 0.5, 0.525, 0.55)
+REVERT_AT = (0.8, 0.85, 0.9, 0.95)
+
+
+def features(check: rules.RevertCheck) -> list[float]:
+    """What the rules' branches read of a message after a reset, as numbers."""
+    prev, message = check.previous, check.message
+    assert prev is not None
+    words = frozenset(terms(message))
+    own = frozenset(t for ex in check.episode for t in terms(ex.user_text))
+    case = frozenset(prev.terms)
+    old, new = (words & case) - own, (words & own) - case
+    ids = tuple(f for f in prev.facts if f[0] in rules.CASE_ID_KINDS)
+    own_facts = [f for f in facts_of(message) if not mentioned(prev.facts, f.value, runs=False)]
+    said = {t for ex in check.episode for t in hard_terms(f"{ex.user_text}\n{ex.reply_text}")}
+    case_hard = {t for _, v in prev.facts for t in hard_terms(v)}
+    taken = (words & frozenset(terms(prev.question))) - own if prev.question else frozenset()
+    folded = fold(message)
+    asked = any("?" in ex.reply_text for ex in check.episode)
+    short = len(message.split()) <= rules.SHORT_ANSWER and not asked
+    opener = check.episode[0].user_text if check.episode else ""
+    reply = check.episode[-1].reply_text if check.episode else ""
+    return [
+        len(mentioned(prev.facts, message)), len(mentioned(ids, message, runs=False)),
+        len(own_facts), len((hard_terms(message) & said) - case_hard), len(old), len(new),
+        len(words), len(old) / max(1, len(words)), len(taken),
+        float(short and rules._YES_NO.search(folded) is not None),
+        float(rules._CUE.search(folded) is not None), check.since_reset,
+        len(frozenset(terms(opener)) & case), len(mentioned(prev.facts, opener)),
+        len(frozenset(terms(opener))), len(mentioned(ids, reply, runs=False)),
+        math.log1p(len(message.split())), float("?" in message),
+    ]  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    x: list[float]
+    continues: bool  # the message still belongs to the case open before the reset
+
+
+def rows_of(unit: train.Unit) -> list[Row]:
+    """Each turn t of a support unit taken as a reset, and the next messages' rows."""
+    turns, gold = unit.turns, unit.gold
+    starts, start = [], 0
+    for i, reset in enumerate(gold):
+        start = i if i and reset else start
+        starts.append(start)
+    out = []
+    for t in range(1, len(turns)):
+        closed = _exchanges(turns, starts[t - 1], t)
+        case = previous_case(1, closed, closed[-1].reply_text)
+        for j in range(t + 1, min(len(turns), t + 1 + rules.REVERT_WITHIN)):
+            episode = _exchanges(turns, t, j)
+            check = rules.RevertCheck(turns[j].user, case, "auto:bench", episode, j - t)
+            out.append(Row(features(check), not any(gold[t : j + 1])))
+    return out
+
+
+def _exchanges(turns: Sequence[topics.Turn], a: int, b: int) -> tuple[Exchange, ...]:
+    return tuple(
+        Exchange(n + 1, 1, t.user, t.assistant, signal=True) for n, t in enumerate(turns[a:b], a)
+    )
+
+
+def without_words(check: rules.RevertCheck) -> rules.Revert | None:
+    """The product's rule without its word branches."""
+    prev = check.previous
+    if prev is None or not (check.opened_by or "").startswith("auto:"):
+        return None
+    if check.since_reset > rules.REVERT_WITHIN:
+        return rules._by_case_ids(check.message, prev) or rules._by_reply(check, prev)
+    return rules._by_facts(check, prev) or rules._by_reply(check, prev)
+
+
+def learned(model: train.Fit, at: float) -> RevertRule:
+    """The product's rule with its word branches replaced by `model` at p ≥ `at`."""
+
+    def decide(check: rules.RevertCheck) -> rules.Revert | None:
+        found = without_words(check)
+        early = check.previous is not None and check.since_reset <= rules.REVERT_WITHIN
+        auto = (check.opened_by or "").startswith("auto:")
+        if found is None and early and auto and model.probability(features(check)) >= at:
+            return rules.Revert("shared_terms", ())
+        return found
+
+    return decide
+
+
+def cross_validate(
+    units: Sequence[train.Unit], thresholds: Sequence[float], k: int = 5
+) -> dict[tuple[float, str], Counts]:
+    """Per (topic threshold, revert arm): support counts pooled over held-out folds."""
+    rows = {u.name: rows_of(u) for u in units if u.source == "support"}
+    counts: dict[tuple[float, str], Counts] = defaultdict(Counts)
+    for f in range(k):
+        topic = train.fit_units([u for u in units if u.fold != f], *TOPIC)
+        fitted = [r for u in units if u.fold != f for r in rows.get(u.name, ())]
+        x = np.array([r.x for r in fitted], dtype=float)
+        y = np.array([r.continues for r in fitted], dtype=float)
+        model = train.fit(x, y, np.ones(len(y)), 0.01)
+        arms: dict[str, RevertRule] = {"rules": rules.decide_revert, "no_words": without_words}
+        arms |= {f"learned@{r}": learned(model, r) for r in REVERT_AT}
+        for unit in units:
+            if unit.fold != f or unit.source != "support":
+                continue
+            p = _probability(topic, unit)
+            for th in thresholds:
+                for name, arm in arms.items():
+                    counts[(th, name)].add(unit, replay_standing(unit.turns, p, th, arm))
+    return counts
+
+
+def _probability(topic: train.Fit, unit: train.Unit) -> Callable[[int, int], float]:
+    return lambda start, i: topic.probability(unit.features(start, i))
+
+
+def main(argv: Sequence[str] | None = None) -> dict[tuple[float, str], Counts]:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--thresholds", default=",".join(map(str, THRESHOLDS)))
+    parser.add_argument("--limit", type=int, default=0, help="first N dialogues of each set")
+    args = parser.parse_args(argv)
+    dialogs = topic_tiage.load(topic_tiage.DEFAULT_DATA, "train")
+    sessions = list(support_data.load().training)
+    if args.limit:
+        dialogs, sessions = dialogs[: args.limit], sessions[: args.limit]
+    units = train.build_units(dialogs, sessions, 5, train.SPLICE)
+    thresholds = [float(t) for t in args.thresholds.split(",")]
+    counts = cross_validate(units, thresholds)
+    print(f"== revert arms, grouped 5-fold CV on the topic trainer's units (L2 {TOPIC[0]}, "
+          f"support weight {TOPIC[1]}): resets that stand")  # fmt: skip
+    for (th, name), c in sorted(counts.items()):
+        print(f"  topic ≥ {th:<6} {name:<14} P {c.precision:.3f}  R {c.recall:.3f}  "
+              f"fp {c.fp:>4}  distractor resets {c.side:>3} of {c.distractors}  "
+              f"{'safe' if c.safe else '-'}")  # fmt: skip
+    return counts
+
+
+if __name__ == "__main__":
+    main()
