@@ -1,6 +1,7 @@
 """The soft reset's revert, rules vs a learned one, in the topic trainer's cross-validation.
 
     python -m bench.topic_model.revert [--thresholds 0.45,0.5,0.525] [--limit N]
+        [--heldout bench/data/support_dev bench/data/support_multicase]
 
 The product undoes an automatic reset when one of the next `REVERT_WITHIN` messages
 continues the closed case (`memory.soft_reset.revert`): by its facts, by its words
@@ -20,7 +21,11 @@ belong to the case open before t (no gold reset in between)? Each fold's topic m
 revert model are fitted without that fold; the held-out fold's dialogues are replayed as
 the product runs them (`soft.replay_standing`) and scored as the trainer scores support:
 resets that stand, precision, recall, standing resets on distractors (`safe`: issue
-28's bar). Training data only: no held-out set is read.
+28's bar). Training data only, unless `--heldout` names written folders: then the
+shipped topic model (at each threshold) and a revert model fitted on every training row
+are scored there too, in aggregate only, on the sessions and on the long cases read as
+sessions that never reset (their standing resets; `bench.blind` replays them whole). The
+blind folder is refused: `python -m bench.blind` alone reads it.
 """
 
 from __future__ import annotations
@@ -29,21 +34,24 @@ import argparse
 import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 
-from bench import topic_tiage, topics
+from bench import blind, topic_tiage, topics
+from bench.blind.data import load_topic_set
 from bench.topic_model import data as support_data
 from bench.topic_model import train
 from bench.topic_model.scores import Counts
-from bench.topic_model.soft import RevertRule, replay_standing
+from bench.topic_model.soft import RevertRule, _exchanges, _replay, replay_standing
 from memory.facts import facts_of
 from memory.recall.terms import hard_terms, terms
 from memory.soft_reset import revert as rules
 from memory.soft_reset.case import mentioned, previous_case
 from memory.text.fold import fold
-from memory.types import Exchange
+from memory.topic.learned import detect_learned
+from memory.topic.model import TopicModel, load_model
 
 FEATURES = (
     "old_facts", "old_ids", "own_facts", "new_hard", "old_terms", "new_terms", "terms",
@@ -53,6 +61,7 @@ FEATURES = (
 TOPIC = (0.1, 10.0)  # the shipped support head's L2 and support weight (topic-v3)
 THRESHOLDS = (0.45, 0.475, 0.5, 0.525, 0.55)
 REVERT_AT = (0.8, 0.85, 0.9, 0.95)
+WINDOW = topics.DEFAULT_WINDOW
 
 
 def features(check: rules.RevertCheck) -> list[float]:
@@ -109,12 +118,6 @@ def rows_of(unit: train.Unit) -> list[Row]:
     return out
 
 
-def _exchanges(turns: Sequence[topics.Turn], a: int, b: int) -> tuple[Exchange, ...]:
-    return tuple(
-        Exchange(n + 1, 1, t.user, t.assistant, signal=True) for n, t in enumerate(turns[a:b], a)
-    )
-
-
 def without_words(check: rules.RevertCheck) -> rules.Revert | None:
     """The product's rule without its word branches."""
     prev = check.previous
@@ -147,12 +150,7 @@ def cross_validate(
     counts: dict[tuple[float, str], Counts] = defaultdict(Counts)
     for f in range(k):
         topic = train.fit_units([u for u in units if u.fold != f], *TOPIC)
-        fitted = [r for u in units if u.fold != f for r in rows.get(u.name, ())]
-        x = np.array([r.x for r in fitted], dtype=float)
-        y = np.array([r.continues for r in fitted], dtype=float)
-        model = train.fit(x, y, np.ones(len(y)), 0.01)
-        arms: dict[str, RevertRule] = {"rules": rules.decide_revert, "no_words": without_words}
-        arms |= {f"learned@{r}": learned(model, r) for r in REVERT_AT}
+        arms = arms_of(fit_revert([r for u in units if u.fold != f for r in rows.get(u.name, ())]))
         for unit in units:
             if unit.fold != f or unit.source != "support":
                 continue
@@ -163,6 +161,57 @@ def cross_validate(
     return counts
 
 
+def arms_of(model: train.Fit) -> dict[str, RevertRule]:
+    """The revert arms, the learned ones over `model`."""
+    arms: dict[str, RevertRule] = {"rules": rules.decide_revert, "no_words": without_words}
+    return arms | {f"learned@{r}": learned(model, r) for r in REVERT_AT}
+
+
+def fit_revert(rows: Sequence[Row]) -> train.Fit:
+    x = np.array([r.x for r in rows], dtype=float)
+    y = np.array([r.continues for r in rows], dtype=float)
+    return train.fit(x, y, np.ones(len(y)), 0.01)
+
+
+def heldout(
+    folder: Path, units: Sequence[train.Unit], thresholds: Sequence[float]
+) -> dict[tuple[str, float, str], blind.TopicScore]:
+    """Per (set, topic threshold, arm) on a written folder: aggregate scores only."""
+    if folder.resolve() == blind.DEFAULT_DATA.resolve():
+        raise SystemExit("the blind folder is read by `python -m bench.blind` alone")
+    model = fit_revert([r for u in units if u.source == "support" for r in rows_of(u)])
+    sets = [(t, load_topic_set(folder / f, None)) for t, f in blind.topic_sets(folder, False)]
+    if (folder / "longcase.jsonl").exists():
+        sets.append(("long cases", list(support_data.long_sessions(folder / "longcase.jsonl"))))
+    out = {}
+    for title, sessions in sets:
+        for th in thresholds:
+            detect = _shipped(replace(load_model("support"), threshold=th))
+            for name, arm in arms_of(model).items():
+                run = _standing(arm)
+                out[(title, th, name)] = blind.score_topics(sessions, detect, WINDOW, run)
+    return out
+
+
+def _shipped(model: TopicModel) -> topics.Detector:
+    return lambda ctx: detect_learned(ctx, "support", model)
+
+
+def _standing(arm: RevertRule) -> topics.Predictor:
+    """`soft.predict_standing` with `arm` for the revert."""
+
+    def run(session: topics.Session, detect: topics.Detector, window: int) -> list[bool]:
+        turns = session.turns
+
+        def resets(start: int, i: int) -> bool:
+            episode = _exchanges(turns, start, i)[-window:]
+            return detect(topics.turn_context(session, turns[i], episode, turns[i - 1].ts)).reset
+
+        return _replay(turns, resets, arm)[0]
+
+    return run
+
+
 def _probability(topic: train.Fit, unit: train.Unit) -> Callable[[int, int], float]:
     return lambda start, i: topic.probability(unit.features(start, i))
 
@@ -171,6 +220,7 @@ def main(argv: Sequence[str] | None = None) -> dict[tuple[float, str], Counts]:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--thresholds", default=",".join(map(str, THRESHOLDS)))
     parser.add_argument("--limit", type=int, default=0, help="first N dialogues of each set")
+    parser.add_argument("--heldout", type=Path, nargs="*", default=[], help="written folders")
     args = parser.parse_args(argv)
     dialogs = topic_tiage.load(topic_tiage.DEFAULT_DATA, "train")
     sessions = list(support_data.load().training)
@@ -185,6 +235,14 @@ def main(argv: Sequence[str] | None = None) -> dict[tuple[float, str], Counts]:
         print(f"  topic ≥ {th:<6} {name:<14} P {c.precision:.3f}  R {c.recall:.3f}  "
               f"fp {c.fp:>4}  distractor resets {c.side:>3} of {c.distractors}  "
               f"{'safe' if c.safe else '-'}")  # fmt: skip
+    for folder in args.heldout:
+        print(f"== {folder.name} (held out, aggregate only): shipped topic model, revert "
+              "fitted on every training row; resets that stand")  # fmt: skip
+        for (title, th, name), sc in heldout(folder, units, thresholds).items():
+            r = sc.result
+            print(f"  {title:<10} topic ≥ {th:<6} {name:<14} P {r.precision:.2f}  "
+                  f"R {r.recall:.2f}  fp {r.fp:>3}  distractor resets {sc.distractor_resets} "
+                  f"of {sc.distractors}")  # fmt: skip
     return counts
 
 

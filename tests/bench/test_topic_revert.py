@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from bench import topics
+import pytest
+
+from bench import blind, topics
 from bench.topic_model import revert, train
 from memory.soft_reset.case import previous_case
 from memory.soft_reset.revert import RevertCheck, decide_revert
@@ -78,3 +80,9 @@ def test_every_arm_is_scored_on_the_same_gold() -> None:
     gold = {(c.tp + c.fn, c.distractors) for c in counts.values()}
     assert len(gold) == 1
     assert next(iter(gold))[0] > 0
+
+
+def test_the_blind_folder_is_refused() -> None:
+    """The held-out arms never read the blind set: `bench.blind` alone does."""
+    with pytest.raises(SystemExit):
+        revert.heldout(blind.DEFAULT_DATA, [], [0.5])
