@@ -147,8 +147,8 @@ def _gist_trimmed(
     keeps its gist, not its transcript, and recall brings any exchange back verbatim."""
     plain = [x for x in lines if not extract_facts(x)]
     values = [value.get(x, 0) for x in plain]
-    kept = set(trim_lines(plain, budget, count, values, split=False) or plain[-1:])
-    return [x for x in lines if x in kept or extract_facts(x)]
+    dropped = set(plain) - set(trim_lines(plain, budget, count, values, split=False) or plain[-1:])
+    return [x for x in lines if x not in dropped]
 
 
 def _exchange_lines(
