@@ -8,6 +8,7 @@ import pytest
 
 from bench import blind, topics
 from bench.topic_model import revert, train
+from bench.topic_tiage import DEFAULT_DATA
 from memory.soft_reset.case import previous_case
 from memory.soft_reset.revert import RevertCheck, decide_revert
 from memory.types import Exchange
@@ -70,6 +71,7 @@ def test_rows_say_whether_a_message_still_belongs_to_the_case_before_the_reset()
     assert all(len(r.x) == len(revert.FEATURES) for r in rows)
 
 
+@pytest.mark.skipif(not (DEFAULT_DATA / "anno_train.json").exists(), reason="TIAGE not here")
 def test_every_arm_is_scored_on_the_same_gold() -> None:
     """A small run: every (threshold, arm) sees the same true resets and distractors, and
     the product's rule is one of the arms."""
