@@ -11,6 +11,7 @@ from bench.topic_model import revert, train
 from bench.topic_tiage import DEFAULT_DATA
 from memory.soft_reset.case import previous_case
 from memory.soft_reset.revert import RevertCheck, decide_revert
+from memory.topic.context import TopicContext
 from memory.types import Exchange
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -57,8 +58,11 @@ def _unit(labels: list[bool]) -> train.Unit:
         topics.Turn(f"message {n}", "ok", T0 + timedelta(minutes=n), "x", "followup")
         for n in range(len(labels))
     )
-    return train.Unit("u", "support", labels, ["followup"] * len(labels), lambda s, i: None,
-                      turns=turns)  # type: ignore[arg-type,return-value]  # fmt: skip
+    return train.Unit("u", "support", labels, ["followup"] * len(labels), _unused, turns=turns)
+
+
+def _unused(start: int, i: int) -> TopicContext:
+    raise AssertionError("rows_of reads the turns, not the topic context")
 
 
 def test_rows_say_whether_a_message_still_belongs_to_the_case_before_the_reset() -> None:
