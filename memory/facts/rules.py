@@ -6,7 +6,9 @@ after its label, and a labelled id with a slash, "factura 2026/118"; among the d
 day and month after a word that introduces them, "el 14/03") come first;
 `memory.facts.kinds` adds the kinds users give about themselves and their systems
 (IBANs, account numbers, IPs, hosts, tracking numbers, addresses, plates, names and
-companies). Order breaks ties between overlapping matches of the same span.
+companies). Order breaks ties between overlapping matches of the same span. The last
+rule reads a bare number of four digits or more ("it says 49106 now": a meter reading)
+where no other kind does.
 """
 
 from __future__ import annotations
@@ -302,5 +304,12 @@ BASE_RULES: list[_Rule] = [
         starts=r"ticket|tiquet|invoice|factura|pedido|orde|cas|expediente|incidencia|ref"
         r"|reserva|booking|albar|tracking|seguimiento|contra|p[oó]liza|policy|cuenta|account"
         r"|p(?<=\bp)art(?![a-z])|pieza|recambio|m(?<=\bm)odel|c[oó]digo|c(?<=\bc)ode(?![a-z])",
+    ),  # A bare number of four digits or more, said without a label ("it says 49106 now", "me
+    # sale 1500"): a meter reading, a limit, a reference. Last, so any other kind read on
+    # the same digits wins (a phone, a date, an amount, a postcode); a year is not one.
+    _rule(
+        "number",
+        r"(?<![\w.,:/#+£$€-])(?!(?:19|20)\d\d(?!\d))\d{4,}(?!\w|[.,:/-]\d)",
+        r"\d\d\d\d",
     ),
 ]

@@ -38,6 +38,7 @@ PRIORITY: dict[FactKind, int] = {
     "amount": 5,
     "date": 4,
     "url": 3,
+    "number": 3,
     "percent": 2,
     "time": 1,
 }

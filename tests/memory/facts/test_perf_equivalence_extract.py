@@ -10,7 +10,10 @@ CASES = [
     ("CASO: 7781, Póliza 5521-X", [("id", "7781"), ("id", "5521-X")]),
     ("ıd ticket 12345 ſ", [("id", "12345")]),
     ("İnvoice 4471-22", [("id", "4471-22")]),
-    ("xcp 28028 y C.P. 08001, zip code: 94105", [("postcode", "08001"), ("postcode", "94105")]),
+    (
+        "xcp 28028 y C.P. 08001, zip code: 94105",
+        [("number", "28028"), ("postcode", "08001"), ("postcode", "94105")],
+    ),
     ("código postal\n28028", [("postcode", "28028")]),
     ("el 15 de\njulio de 2024", [("date", "15 de\njulio de 2024")]),
     ("Ref #A-5521.", [("id", "#A-5521")]),

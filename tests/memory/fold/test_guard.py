@@ -157,18 +157,18 @@ def test_guard_caps_a_drafts_own_key_facts_list_as_one_list() -> None:
 
 
 def test_a_fact_the_summary_says_where_it_cannot_be_read_back_goes_under_key_facts() -> None:
-    """A draft that restates "número de cliente 48213" as a bare "(48213)" still holds the
+    """A draft that restates "número de cliente 48-213" as a bare "(48-213)" still holds the
     value, but the next fold would not read it as a fact and would not require it: the
     guard lists it under key facts, where it reads back as itself; a fact the draft says
     readably is not listed again."""
-    required = extract_facts("Mi número de cliente 48213. El pedido #4821 llegó roto.")
-    assert {f.value for f in required} == {"48213", "#4821"}
-    draft = "El usuario (48213) avisa de que el pedido #4821 llegó roto; se tramita."
+    required = extract_facts("Mi número de cliente 48-213. El pedido #4821 llegó roto.")
+    assert {f.value for f in required} == {"48-213", "#4821"}
+    draft = "El usuario (48-213) avisa de que el pedido #4821 llegó roto; se tramita."
     assert missing_facts(required, draft) == []
     result = guard(draft, required, cap=400)
     assert result.ok
     body, _, section = result.text.partition("\n\nDatos clave:\n")
     assert body == draft
     listed = extract_facts(section)
-    assert [f.value for f in listed] == ["48213"]
-    assert {f.value for f in extract_facts(result.text)} >= {"48213", "#4821"}
+    assert [f.value for f in listed] == ["48-213"]
+    assert {f.value for f in extract_facts(result.text)} >= {"48-213", "#4821"}
