@@ -76,10 +76,12 @@ _DIGITLESS_KINDS = frozenset({"url", "email"}) | DIGITLESS_KINDS
 _GATE_RUNS = {
     r"\d\d": 2,
     r"[A-Z][A-Z]\d\d": 2,
+    r"[A-Z]\d\d[ ]?[A-Z]": 2,
     r":(?<=\d:)[0-5]\d": 2,
     r"0\d{1,4}[ .-]\d\d": 2,
     r"[-_](?<=[A-Za-z0-9][-_])\d\d": 2,
     r"\d\d\d": 3,
+    r"9[1-8][ .]\d\d\d[ .]": 3,
     r"\(\d{3}\)": 3,
     r"[6789]\d{2}[ .]\d{2}": 3,
     r"\d\.\d\d\d\.\d\d\d": 3,

@@ -14,7 +14,8 @@
   Spanish address's floor, postcode and town ("calle Alcalá 214, 3.º B, 28028 Madrid") and an
   English address's town and postcode when they follow ("14 Gloucester Road, Bristol
   BS7 8AE", "1 Market St, San Francisco, CA 94105");
-- ``plate``: licence plates (Spanish ``1234 ABC``; any after "matrícula"/"plate");
+- ``plate``: licence plates (Spanish ``1234 ABC``, British ``KX19 ABC``; any after
+  "matrícula"/"plate");
 - ``name`` / ``company``: what a user calls themselves ("soy Marta Ruiz", "my name is…",
   "de la empresa Acme S.L.", "I'm calling from Acme Ltd").
 """
@@ -188,6 +189,8 @@ KIND_RULES: list[_Rule] = [
         starts=r"matr|placa|licen|plate|registration",
     ),
     _rule("plate", r"(?<![\w-])\d{4}[ -]?[A-Z]{3}(?![\w-])", r"\d\d\d\d[ -]?[A-Z]"),
+    # A British plate: two letters, two digits, three letters ("KX19 ABC").
+    _rule("plate", r"(?<![\w-])[A-Z]{2}\d{2}[ ]?[A-Z]{3}(?![\w-])", r"[A-Z]\d\d[ ]?[A-Z]"),
     _rule(
         "name",
         rf"{_NAME_INTRO}\s*,?\s+({_PERSON})",

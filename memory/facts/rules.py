@@ -197,6 +197,12 @@ BASE_RULES: list[_Rule] = [
         r"(?<![\d.,])[6789]\d{2}(?:[ .]\d{3}[ .]\d{3}|(?:[ .]\d{2}){3})(?![\d.,])",
         r"[6789]\d{2}[ .]\d{2}",
     ),
+    # A Spanish landline of a two-digit province code ("91 123 45 67", Madrid; "93 …").
+    _rule(
+        "phone",
+        r"(?<![\d.,])9[1-8][ .]\d{3}(?:[ .]\d{2}){2}(?![\d.,])",
+        r"9[1-8][ .]\d\d\d[ .]",
+    ),
     # A national number: the trunk 0 then groups ("0117 496 0321", "07700 900218",
     # "01 23 45 67 89", "011 4321-5678"); ten to twelve digits (`_plausible`), so a date
     # or a time is none.

@@ -20,7 +20,7 @@ async def test_a_turn_extracts_the_facts_of_its_message_once() -> None:
     try:
         topic = make_topic_check(TopicSettings(), None)
         engine, model = engine_for(store, window=3, fold_batch=50, topic=topic)
-        tag = uuid.uuid4().hex[:6]
+        tag = f"t{uuid.uuid4().hex[:5]}"  # a letter first: never a bare number
         model.reply = lambda request: f"Anotado {tag}, {len(request.messages)} mensajes."
         misses = []
         for n in range(8):

@@ -65,7 +65,7 @@ def test_quoted_lines_have_the_facts_of_the_whole_text(
 
 def test_an_unsealed_break_is_read_whole() -> None:
     """A date a model wrapped across a line is still one fact."""
-    text = f"- Asistente: «pedido {uuid.uuid4().hex[:6]}»\nla cita es el 15 de\njulio de 2024"
+    text = f"- Asistente: «pedido t{uuid.uuid4().hex[:5]}»\nla cita es el 15 de\njulio de 2024"
     assert ("date", "15 de\njulio de 2024") in [(f.kind, f.value) for f in facts_of(text)]
 
 

@@ -40,7 +40,7 @@ def test_shared_fact_count_matches_extracting_every_text(
 
 def test_a_text_without_the_messages_values_is_never_extracted() -> None:
     """Only the message's own facts are extracted when the window shares none of them."""
-    tag = uuid.uuid4().hex[:8]
+    tag = f"t{uuid.uuid4().hex[:7]}"  # a letter first: never a bare number
     message = f"Mi pedido #4821 ({tag}) sigue sin llegar"
     reply = f"Gracias, lo reviso ({tag}) y te aviso del siguiente paso el 3 de marzo."
     before = facts_of.cache_info().misses
@@ -50,7 +50,7 @@ def test_a_text_without_the_messages_values_is_never_extracted() -> None:
 
 def test_a_message_without_facts_extracts_nothing_else() -> None:
     """A message with no facts shares none: the episode's texts are left alone."""
-    tag = uuid.uuid4().hex[:8]
+    tag = f"t{uuid.uuid4().hex[:7]}"  # a letter first: never a bare number
     before = facts_of.cache_info().misses
     assert shared_fact_count(f"hola, una duda {tag}", (f"pedido #4821 {tag}",)) == 0
     assert facts_of.cache_info().misses - before == 1
@@ -58,7 +58,7 @@ def test_a_message_without_facts_extracts_nothing_else() -> None:
 
 def test_the_summary_is_read_only_for_a_value_nothing_shorter_gave() -> None:
     """A value already found in the window does not make the long summary be read."""
-    tag = uuid.uuid4().hex[:8]
+    tag = f"t{uuid.uuid4().hex[:7]}"  # a letter first: never a bare number
     said = f"Mi pedido #4821 ({tag})"
     summary = f"- Usuario dijo: «Mi pedido #4821 ({tag}) no llega; pagué 30 € el 3 de marzo»"
     assert shared_fact_count(said, (said,)) == 1  # the window's text, extracted once
