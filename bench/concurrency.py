@@ -176,7 +176,7 @@ def report(result: Result) -> list[Target]:
             "concurrency",
             f"throughput ÷ ideal, {n} chats × {lat:g} s",
             result.efficiency,
-            0.9,
+            0.95,
             "high",
             f"{result.efficiency:.1%}",
         ),

@@ -347,8 +347,35 @@ def report(result: Result) -> list[Target]:
             f"  at equal durability, throughput ratio: both FULL (ours VENTANA_DB_SYNC=full) "
             f"= {result.full_ratio:.2f}×   both NORMAL = {normal}"
         )
-    name = f"turns/s ÷ SQLiteSession, {result.schedule}"
-    return [Target("overhead", name, result.ratio, 2.0, "high", f"{result.ratio:.2f}×")]
+    return targets(result)
+
+
+# Issue 29's bars: CPU per turn against SQLiteSession's, one at a time and concurrently;
+# throughput at equal durability one at a time (the lower of both FULL and both NORMAL).
+CPU_RATIO = {"one at a time": 1.5, "concurrent": 1.2}
+EQUAL_DURABILITY_THROUGHPUT = 0.67
+
+
+def targets(result: Result) -> list[Target]:
+    """The run's targets: throughput at defaults, CPU per turn, and (one at a time)
+    throughput at equal durability when both arms of it were measured."""
+    assert result.ratio is not None
+    assert result.theirs is not None
+    schedule = result.schedule
+    cpu = result.ours.cpu_per_turn / result.theirs.cpu_per_turn
+    out = [
+        Target("overhead", f"turns/s ÷ SQLiteSession, {schedule}", result.ratio, 2.0, "high",
+               f"{result.ratio:.2f}×"),
+        Target("overhead", f"CPU/turn ÷ SQLiteSession's, {schedule}", cpu,
+               CPU_RATIO.get(schedule, 1.5), "low", f"{cpu:.2f}×"),
+    ]  # fmt: skip
+    equal = [r for r in (result.full_ratio, result.normal_ratio) if r is not None]
+    if schedule == "one at a time" and equal:
+        worst = min(equal)
+        name = "turns/s ÷ SQLiteSession at equal durability, one at a time"
+        out.append(Target("overhead", name, worst, EQUAL_DURABILITY_THROUGHPUT, "high",
+                          f"{worst:.2f}×"))  # fmt: skip
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> list[Target]:

@@ -72,8 +72,24 @@ async def test_overhead_measures_ours_and_theirs(schedule: str) -> None:
         assert len(result.theirs.per_turn_s) == 6
         assert result.theirs.cpu_s > 0
     targets = overhead.report(result)
-    assert len(targets) == (1 if HAS_AGENTS else 0)
+    assert len(targets) == (2 if HAS_AGENTS else 0)  # no equal-durability arm measured
     assert all(schedule in t.name for t in targets)
+    if targets:
+        cpu = next(t for t in targets if t.name.startswith("CPU/turn"))
+        assert cpu.limit == overhead.CPU_RATIO[schedule]  # issue 29's bar, not a looser one
+        assert cpu.value == result.ours.cpu_per_turn / result.theirs.cpu_per_turn
+
+
+def test_overhead_scores_equal_durability_by_the_worse_of_its_two_arms() -> None:
+    """One at a time, the equal-durability target takes the lower of both FULL and both
+    NORMAL, so a fast arm cannot hide a slow one."""
+    run = overhead.Run("x", 10, 1.0, (0.001,) * 10, 0.01)
+    slow = overhead.Run("x", 10, 2.0, (0.002,) * 10, 0.01)
+    result = overhead.Result(1, 10, "one at a time", run, run, slow, slow)
+    names = {t.name: t for t in overhead.targets(result)}
+    equal = names["turns/s ÷ SQLiteSession at equal durability, one at a time"]
+    assert equal.value == min(result.full_ratio or 9, result.normal_ratio or 9) == 0.5
+    assert equal.limit == 0.67
 
 
 def test_overhead_texts_never_repeat_across_chats_or_rounds() -> None:
