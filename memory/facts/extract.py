@@ -97,12 +97,49 @@ _GATE_RUNS = {
 }
 
 
+# Gates that are a run of digits and nothing else: the text's longest run answers them,
+# so they are never searched (`\d` is one digit: a text needs a run of one).
+_RUN_GATES = {r"\d": 1, r"\d\d": 2, r"\d\d\d": 3, r"\d\d\d\d": 4, r"\d\d\d\d\d": 5}
+# A gate written with a digit first, never optional ("\d", "\d{5}", "0", "[6789]"; not
+# "\d?"): no match of it, nor of its literal-led form below (which starts right after that
+# digit), starts before the text's first digit, so it is searched from there. Checked on
+# each gate's parse (tests/memory/facts/test_gate_shortcuts.py).
+_DIGIT_LED = re.compile(r"(?:\\d|\d|\[\d+\])(?![?*]|\{0)")
+# Gates led by a character class, searched as the same gate led by a literal, the class
+# checked behind it: the engine jumps from one occurrence of the literal to the next where
+# a class tries every index (a reply's "\w\." matched at each letter). Each finds a match
+# exactly when its original does (tests/memory/facts/test_gate_shortcuts.py).
+_LITERAL_LED = {
+    r"\w\.(?i:[a-z][a-z])": r"\.(?<=\w\.)(?i:[a-z][a-z])",
+    r"[0-9A-Fa-f]?:[0-9A-Fa-f:]": r":[0-9A-Fa-f:]",
+    r"\d\.\d": r"\.(?<=\d\.)\d",
+    r"\d/\d": r"/(?<=\d/)\d",
+    r"[0-9A-Fa-f][:-][0-9A-Fa-f]{2}[:-]": r"[:-](?<=[0-9A-Fa-f][:-])[0-9A-Fa-f]{2}[:-]",
+    r"\d\.\d\d\d\.\d\d\d": r"\.(?<=\d\.)\d\d\d\.\d\d\d",
+}
+
+
 def _run_needed(rule: _Rule) -> int:
     """The longest run of digits a text needs for `rule` to pass its gates."""
-    return max((_GATE_RUNS.get(gate.pattern, 0) for gate in rule.gates), default=0)
+    runs = (max(_GATE_RUNS.get(g.pattern, 0), _RUN_GATES.get(g.pattern, 0)) for g in rule.gates)
+    return max(runs, default=0)
 
 
-_RANKED = [(rank, rule, _run_needed(rule)) for rank, rule in enumerate(_PATTERNS)]
+def _searched(rule: _Rule) -> tuple[tuple[re.Pattern[str], bool], ...]:
+    """The gates of `rule` the scan searches (those a run answers are not), each in its
+    fastest form, and whether every match of it starts with a digit (then it is searched
+    from the text's first digit: no match starts before it)."""
+    return tuple(
+        (
+            re.compile(_LITERAL_LED.get(gate.pattern, gate.pattern)),
+            _DIGIT_LED.match(gate.pattern) is not None,
+        )
+        for gate in rule.gates
+        if gate.pattern not in _RUN_GATES
+    )
+
+
+_RANKED = [(rank, rule, _run_needed(rule), _searched(rule)) for rank, rule in enumerate(_PATTERNS)]
 _RANKED_DIGITLESS = [ranked for ranked in _RANKED if ranked[1].kind in _DIGITLESS_KINDS]
 _DIGIT = re.compile(r"\d")
 _DIGITS = re.compile(r"\d+")
@@ -122,7 +159,7 @@ _UNSEALED = re.compile(rf"(?:^|[^{_SEALED}\n])\n")
 # start words may match without their gate (a company named "2024", an account number
 # "12-34-56"): a line where one would find something only under the whole text's gate
 # makes the whole text be read whole.
-_LOOSE = [(rank, rule) for rank, rule, _ in _RANKED if rule.starts is not None]
+_LOOSE = [(rank, rule) for rank, rule, _, _ in _RANKED if rule.starts is not None]
 
 
 def extract_facts(text: str) -> list[Fact]:
@@ -204,15 +241,17 @@ def scan(text: str) -> tuple[Fact, ...]:
 def _candidates(text: str) -> Iterable[tuple[int, int, FactKind, int]]:
     """Every match of every pattern; a pattern is not run on a text without its gates."""
     lowered: str | None = None
-    run = max(map(len, _DIGITS.findall(text)), default=0)
+    digit = _DIGIT.search(text)
+    at = digit.start() if digit else 0
+    run = max(map(len, _DIGITS.findall(text, at)), default=0) if digit else 0
     rules = _RANKED if run else _RANKED_DIGITLESS
-    for rank, rule, needed in rules:
+    for rank, rule, needed, gates in rules:
         if needed > run:
             continue
         # A plain loop: `all()` over a generator costs more than most gates.
         passed = True
-        for gate in rule.gates:
-            if gate.search(text) is None:
+        for gate, led in gates:
+            if gate.search(text, at if led else 0) is None:
                 passed = False
                 break
         if not passed:

@@ -103,7 +103,7 @@ def test_no_pattern_can_take_a_closing_quote() -> None:
 @given(_body)
 def test_the_gates_of_the_other_rules_hold_in_every_text_they_match(text: str) -> None:
     """A rule without start words matches only where it runs: its gates (and a digit) hold."""
-    for _, rule, _ in _RANKED:
+    for _, rule, _, _ in _RANKED:
         if rule in (loose for _, loose in _LOOSE) or rule.pattern.search(text) is None:
             continue
         assert all(gate.search(text) for gate in rule.gates), (rule.kind, text)
