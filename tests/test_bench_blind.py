@@ -114,6 +114,17 @@ def test_topic_arm_scores_in_range() -> None:
     assert all(isinstance(t.value, float | int) for t in targets)
 
 
+def test_the_lossy_arm_scores_its_standing_resets_too() -> None:
+    """Issue 28 asks for no standing reset with a lossy summary model as well: a wrong
+    reset that stands only there is a MISS in the table, not a line above it."""
+    offline = blind.LongScore(resets=2, reverted=2, facts_kept=3, facts=3, noise=0)
+    lossy = blind.LongScore(resets=2, reverted=1, facts_kept=3, facts=3, noise=0)
+    shown = {t.name: t for t in blind.targets_for(None, None, offline, lossy)}
+    standing = shown["long cases, lossy summary: standing resets"]
+    assert (standing.value, standing.limit, standing.better) == (1, 0, "low")
+    assert shown["long cases: standing resets"].value == 0
+
+
 def test_replay_scoring_counts_reverted_resets_and_facts() -> None:
     report = {
         "turns": [

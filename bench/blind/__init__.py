@@ -223,6 +223,13 @@ def targets_for(
         ]
     if lossy is not None:
         share = lossy.facts_kept / lossy.facts if lossy.facts else 0.0
+        standing = lossy.standing
+        out.append(
+            Target(
+                "blind", "long cases, lossy summary: standing resets", standing, 0, "low",
+                str(standing),
+            )
+        )  # fmt: skip
         out.append(
             Target(
                 "blind",
