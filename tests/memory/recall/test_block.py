@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -18,8 +18,8 @@ def words(text: str) -> int:
     return len(text.split())
 
 
-def hit(i: int, score: float, user: str = "", reply: str = "anotado") -> Hit:
-    return Hit(Exchange(i, 1, user or f"mensaje {i}", reply, created_at=AT), score, ("x",))
+def hit(i: int, score: float, user: str = "", reply: str = "anotado", at: datetime = AT) -> Hit:
+    return Hit(Exchange(i, 1, user or f"mensaje {i}", reply, created_at=at), score, ("x",))
 
 
 def test_block_is_labelled_oldest_first_with_number_and_date() -> None:
@@ -27,10 +27,30 @@ def test_block_is_labelled_oldest_first_with_number_and_date() -> None:
     block = render([hit(30, 9.0), hit(4, 7.0), hit(12, 5.0)], 500, words, "es")
     assert block.text.startswith("<recall>\nIntercambios anteriores")
     assert block.text.endswith("</recall>")
-    positions = [block.text.index(f"[#{i} · 2026-03-03 10:30]") for i in (4, 12, 30)]
+    positions = [block.text.index(f"[#{i}] Usuario: mensaje {i}\n") for i in (4, 12, 30)]
     assert positions == sorted(positions)
+    assert block.text.index("[2026-03-03]") < positions[0]
     assert [h.exchange.id for h in block.hits] == [4, 12, 30]
     assert "Usuario: mensaje 4\nAsistente: anotado" in block.text
+
+
+def test_each_day_has_one_date_line_over_its_exchanges() -> None:
+    """Exchanges said on one day share one date line; each sits under its own day's line."""
+    later = AT + timedelta(days=2)
+    hits = [hit(20, 9.0, at=later), hit(3, 8.0), hit(25, 7.0, at=later), hit(5, 6.0)]
+    text = render(hits, 500, words, "en").text
+    assert text.count("[2026-03-03]") == 1
+    assert text.count("[2026-03-05]") == 1
+    first, second = text.index("[2026-03-03]"), text.index("[2026-03-05]")
+    assert first < text.index("[#3]") < text.index("[#5]") < second
+    assert second < text.index("[#20]") < text.index("[#25]")
+
+
+def test_a_date_line_is_paid_for_once_per_day() -> None:
+    """A second exchange of a day already shown costs its own text only, not another date line."""
+    one = render([hit(3, 8.0)], 500, words, "en")
+    two = render([hit(3, 8.0), hit(5, 6.0)], 500, words, "en")
+    assert two.tokens - one.tokens == words("[#5] User: mensaje 5\nAssistant: anotado") + 2
 
 
 def test_budget_keeps_the_best_first() -> None:
@@ -104,7 +124,7 @@ def test_costs_count_a_recalled_piece_once_and_apply_the_live_calibration() -> N
     assert render(hits, 500, costs, "es") == first
     assert len(seen) == counted
     factor[0] = 2
-    assert render(hits, 500, costs, "es").tokens == 2 * first.tokens - 2 * len(hits)  # seps
+    assert render(hits, 500, costs, "es").tokens == 2 * first.tokens - 2 * (len(hits) + 1)  # seps
     assert len(seen) == counted
 
 
