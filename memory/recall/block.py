@@ -22,6 +22,7 @@ from functools import lru_cache
 
 from memory.blocks import RECALL_TAG, neutralize, render_block
 from memory.recall.rank import Hit
+from memory.recall.trim import trimmed
 
 Count = Callable[[str], int]
 MIN_PIECE = 40  # tokens: a clipped exchange shorter than this tells the model nothing
@@ -86,9 +87,10 @@ EMPTY = RecallBlock("", (), 0)
 
 
 def piece(hit: Hit, language: str) -> str:
-    """One exchange as shown under its date line: its number, then both sides."""
+    """One exchange as shown under its date line: its number, then both sides, each cut
+    to the sentences the search matched (`memory.recall.trim`)."""
     ex = hit.exchange
-    return _piece(ex.id, ex.user_text, ex.reply_text, language)
+    return _piece(ex.id, ex.user_text, ex.reply_text, language, frozenset(hit.matched))
 
 
 def heading(hit: Hit, language: str) -> str:
@@ -98,13 +100,14 @@ def heading(hit: Hit, language: str) -> str:
 
 
 @lru_cache(maxsize=2048)
-def _piece(exchange_id: int, user_text: str, reply_text: str, language: str) -> str:
+def _piece(
+    exchange_id: int, user_text: str, reply_text: str, language: str, matched: frozenset[str]
+) -> str:
     """Cached: the same old exchange is recalled turn after turn (keyed by its texts too,
     so a reused id is written afresh)."""
     user, assistant = _SPEAKERS.get(language, _SPEAKERS["en"])
-    return (
-        f"[#{exchange_id}] {user}: {neutralize(user_text)}\n{assistant}: {neutralize(reply_text)}"
-    )
+    said, replied = trimmed(user_text, matched), trimmed(reply_text, matched)
+    return f"[#{exchange_id}] {user}: {neutralize(said)}\n{assistant}: {neutralize(replied)}"
 
 
 @lru_cache(maxsize=256)
