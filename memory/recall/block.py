@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from functools import lru_cache
 
 from memory.blocks import RECALL_TAG, neutralize, render_block
@@ -95,8 +96,7 @@ def piece(hit: Hit, language: str) -> str:
 
 def heading(hit: Hit, language: str) -> str:
     """The date line `hit` is shown under; an exchange of the closed episode says so."""
-    at = hit.exchange.created_at
-    return _heading(at.date().isoformat() if at else "?", language, hit.previous)
+    return _heading(hit.exchange.created_at, language, hit.previous)
 
 
 @lru_cache(maxsize=2048)
@@ -110,10 +110,10 @@ def _piece(
     return f"[#{exchange_id}] {user}: {neutralize(said)}\n{assistant}: {neutralize(replied)}"
 
 
-@lru_cache(maxsize=256)
-def _heading(day: str, language: str, previous: bool) -> str:
+@lru_cache(maxsize=2048)
+def _heading(at: datetime | None, language: str, previous: bool) -> str:
     where = _PREVIOUS.get(language, _PREVIOUS["en"]) if previous else ""
-    return f"[{day}{where}]"
+    return f"[{at.date().isoformat() if at else '?'}{where}]"
 
 
 def _clip(text: str, room: int, count: Count) -> str | None:
@@ -148,7 +148,7 @@ def render(hits: Sequence[Hit], budget: int, count: Count, language: str) -> Rec
     frame = render_block(RECALL_TAG, {}, label, "")
     room = budget - count(frame)
     exact = count.exact if isinstance(count, Costs) else count  # clipped prefixes: uncached
-    chosen: list[tuple[Hit, str]] = []
+    chosen: list[tuple[Hit, str, str]] = []  # hit, its text, its date line
     days: set[str] = set()
     for hit in hits:  # best first
         day = heading(hit, language)
@@ -160,28 +160,27 @@ def render(hits: Sequence[Hit], budget: int, count: Count, language: str) -> Rec
             if clipped is None:
                 continue
             text, cost = clipped, exact(clipped) + 2
-        chosen.append((hit, text))
+        chosen.append((hit, text, day))
         days.add(day)
         room -= head + cost
     if not chosen:
         return EMPTY
-    block = render_block(RECALL_TAG, {}, label, _body(chosen, language))
+    chosen.sort(key=_said)
+    block = render_block(RECALL_TAG, {}, label, _body(chosen))
     # The parts' counts, not the whole block's: one tokenizer pass less per turn, and a
     # sum of parts (each with 2 tokens for its separator) does not undercount the whole.
-    return RecallBlock(block, tuple(sorted((h for h, _ in chosen), key=_said)), budget - room)
+    return RecallBlock(block, tuple(h for h, _, _ in chosen), budget - room)
 
 
-def _said(hit: Hit) -> int:
-    return hit.exchange.id
+def _said(chosen: tuple[Hit, str, str]) -> int:
+    return chosen[0].exchange.id
 
 
-def _body(chosen: Sequence[tuple[Hit, str]], language: str) -> str:
+def _body(chosen: Sequence[tuple[Hit, str, str]]) -> str:
     """Each date line once, then its exchanges, oldest first: the days in the order of
     their oldest exchange (one line per day even where stored dates are out of order,
-    as `render` counted them)."""
-    groups: dict[str, list[tuple[Hit, str]]] = {}
-    for hit, text in sorted(chosen, key=lambda pair: _said(pair[0])):
-        groups.setdefault(heading(hit, language), []).append((hit, text))
-    return "\n\n".join(
-        "\n\n".join((day, *(text for _, text in group))) for day, group in groups.items()
-    )
+    as `render` counted them). `chosen` is oldest first."""
+    groups: dict[str, list[str]] = {}
+    for _, text, day in chosen:
+        groups.setdefault(day, [day]).append(text)
+    return "\n\n".join(part for group in groups.values() for part in group)
