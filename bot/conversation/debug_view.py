@@ -237,15 +237,28 @@ def _recall(plan: Assembly, found: int, words: dict[str, str]) -> list[str]:
         return _section(words["no_recall"])
     head = words["recall_head"].format(n=len(hits), found=found)
     out = _section(f"{head} · {plan.tokens.get('recall', 0)} tokens")
+    sent = _sent_pieces(plan.recall.text)
     for hit in hits:
         ex = hit.exchange
         when = ex.created_at.strftime("%Y-%m-%d %H:%M") if ex.created_at else "?"
         why = words["why"].format(score=hit.score, terms=", ".join(hit.matched))
         where = f" · {words['previous_hit']}" if hit.previous else ""
         out.append(f"#{ex.id} · {when}{where} · {why}")
-        out.append(f"#{ex.id} {words['user']}: {ex.user_text}")
-        out.append(f"#{ex.id} {words['assistant']}: {ex.reply_text}")
+        # As sent: the block may cut a side to what matched (`memory.recall.trim`) or clip
+        # the last piece to fit; the operator sees the words the model gets.
+        out.append(sent.get(ex.id) or f"#{ex.id} {words['user']}: {ex.user_text}")
     return out
+
+
+def _sent_pieces(block: str) -> dict[int, str]:
+    """Each recalled exchange's text in the block as sent, by exchange number."""
+    pieces: dict[int, str] = {}
+    for part in block.split("\n\n"):
+        if part.startswith("[#"):
+            number, _, _ = part[2:].partition("]")
+            if number.isdigit():
+                pieces[int(number)] = part
+    return pieces
 
 
 def _exchanges(title: str, exchanges: Sequence[Exchange], words: dict[str, str]) -> list[str]:

@@ -144,6 +144,20 @@ async def test_debug_view_lists_recall_with_terms_and_score(app: App) -> None:
     assert "recuerdo: nada" in quiet
 
 
+async def test_debug_view_shows_a_recalled_side_as_cut_for_the_request(app: App) -> None:
+    """A recalled side cut to what matched is shown cut, as the model would get it."""
+    early = (
+        "Hola, buenas tardes a todo el equipo de soporte. Mi router es el Zyxel XR-5521 con "
+        "la IP fija 83.44.120.7. Ayer llovió muchísimo en el pueblo y se fue la luz un rato."
+    )
+    await talk(app, [early, *[f"Pedido #PED-{n} por {n}0,00 €" for n in range(1, 9)]])
+    await talk(app, ["/debug on"], start=20)
+    view = (await talk(app, ["¿Qué IP fija tenía el router?"], start=30))[0][0]
+    assert "Mi router es el Zyxel XR-5521 con la IP fija 83.44.120.7." in view
+    assert "[…]" in view
+    assert "llovió" not in view  # the request does not carry it, so neither does the view
+
+
 async def test_debug_view_shows_the_carry_over_of_an_automatic_reset() -> None:
     """A dry run that would reset shows the identity block the new episode would carry."""
     store = await SQLiteStore.open(":memory:")
