@@ -78,7 +78,9 @@ async def test_the_debug_view_shows_what_was_recalled_and_why(store: Store) -> N
     (hit,) = prepared.plan.recall.hits
     view = render_debug(prepared, "en")
     assert f"· score {hit.score:.2f} · terms: cambi, ns" in view
-    assert f"#{hit.exchange.id} user: {DETAIL}" in view
+    sent = f"[#{hit.exchange.id}] Usuario: {DETAIL}"  # as the (Spanish) request carries it
+    assert sent in prepared.plan.recall.text
+    assert sent in view
     assert len(await store.all_exchanges(KEY)) == stored
 
 
