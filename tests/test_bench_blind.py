@@ -84,11 +84,13 @@ def _session(**changes: object) -> dict[str, object]:
     ],
 )
 def test_long_case_validation_rejects_bad_shapes(tmp_path: Path, row: dict[str, object]) -> None:
+    """A long case with a broken shape is refused when loaded, never scored."""
     with pytest.raises(blind.BlindDataError):
         blind.load_long_cases(_write(tmp_path / "long.jsonl", [row]))
 
 
 def test_topic_validation_rejects_bad_labels(tmp_path: Path) -> None:
+    """A topic session with an unknown label or split is refused when loaded."""
     good = _session()
     assert blind.load_topic_set(_write(tmp_path / "ok.jsonl", [good]))[0].id == "s1"
     bad_label = _session()
@@ -126,6 +128,7 @@ def test_the_lossy_arm_scores_its_standing_resets_too() -> None:
 
 
 def test_replay_scoring_counts_reverted_resets_and_facts() -> None:
+    """A report's resets, reverts and last-request facts are counted as the table reads them."""
     report = {
         "turns": [
             {"turn": 1, "reset": False},
