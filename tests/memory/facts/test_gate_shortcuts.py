@@ -16,15 +16,13 @@ from hypothesis import strategies as st
 
 from memory.facts.extract import (
     _DIGIT_LED,
-    _DIGITLESS_KINDS,
     _LITERAL_LED,
     _PATTERNS,
     _RANKED,
     _RUN_GATES,
     _candidates,
-    _matches,
 )
-from tests.memory.facts.test_digit_runs import _is_digit_atom
+from tests.memory.facts.test_digit_runs import _every_match, _is_digit_atom
 
 _ROOT = Path(__file__).resolve().parents[3]
 _DEV = [_ROOT / "tests" / "data", _ROOT / "bench" / "data" / "support_dev"]
@@ -68,18 +66,6 @@ def _dev_texts() -> list[str]:
                     continue
     pieces = [p for t in texts for p in (t, *t.split("\n"), *re.split(r"(?<=[.!?])\s", t))]
     return list(dict.fromkeys(p for p in pieces if p))
-
-
-def _every_match(text: str) -> list[tuple[int, int, str, int]]:
-    """Every pattern whose gates (each searched whole, as written in the rules) and start
-    words let it run, run from the start: the scan without any shortcut."""
-    digits = _DIGIT.search(text) is not None
-    return sorted(
-        candidate
-        for rank, rule in enumerate(_PATTERNS)
-        if (digits or rule.kind in _DIGITLESS_KINDS) and rule.admits(text)
-        for candidate in _matches(text, rank, rule, 0)
-    )
 
 
 def test_the_dev_data_gives_the_same_candidates() -> None:
