@@ -30,18 +30,34 @@ def parent_of(pid: int) -> int | None:
 
 
 def server_cpu_s(postmaster: int) -> float:
-    """The server's CPU seconds so far: the postmaster, its reaped and live children."""
-    own = _fields(postmaster)
-    if own is None:
-        return 0.0
-    ticks = sum(int(v) for v in own[11:15])  # utime stime cutime cstime
+    """The server's CPU seconds so far: the postmaster, its reaped and live children.
+
+    A child reaped between reading the postmaster and scanning its children would be
+    counted in neither, so the read is taken again until the set of live children is
+    the same on both sides of the postmaster's read (a loaded machine reaps mid-read)."""
+    ticks = 0
+    for _ in range(20):
+        before = _children(postmaster)
+        own = _fields(postmaster)
+        if own is None:
+            return 0.0
+        after = _children(postmaster)
+        ticks = sum(int(v) for v in own[11:15]) + sum(after.values())  # utime stime cutime cstime
+        if before.keys() == after.keys():
+            break
+    return ticks / _TICK
+
+
+def _children(postmaster: int) -> dict[int, int]:
+    """Each live child's pid and its own CPU ticks (utime + stime)."""
+    out = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         fields = _fields(int(entry.name))
         if fields and int(fields[1]) == postmaster:
-            ticks += int(fields[11]) + int(fields[12])
-    return ticks / _TICK
+            out[int(entry.name)] = int(fields[11]) + int(fields[12])
+    return out
 
 
 def postmaster_of(url: str) -> int | None:
