@@ -212,9 +212,28 @@ KIND_RULES: list[_Rule] = [
         r"(?i:(?<![\w@./-])(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,24})(?![\w@-]|\.\w)",
         r"\w\.(?i:[a-z][a-z])",
     ),
+    # A bank's SWIFT/BIC code in a text that names it: bank, country (checked), place,
+    # branch ("BSCHESMMXXX", "NWBKGB2L").
+    _rule(
+        "bic",
+        r"(?<![\w-])[A-Z]{4}[A-Z]{2}[A-Z0-9]{2}(?:[A-Z0-9]{3})?(?![\w-])",
+        r"(?i:swift|bic)",
+        r"[A-Z]{6}[A-Z0-9]{2}",
+    ),
+    # A handle: "@marta_codes" anywhere, or a line that is one token with a dot or an
+    # underscore inside ("marta_codes", "lucia.design"): how a user answers "your
+    # username?"; after a list dash or a label too, as a key-facts line renders it.
+    _rule("username", r"(?<![\w@.])@[A-Za-z0-9_](?:[A-Za-z0-9_.]{0,28}[A-Za-z0-9_])", r"@\w"),
+    _rule(
+        "username",
+        r"(?m)^[ \t]*(?:-[ \t]+)?(?:\w[\w ]{0,29}:[ \t]*)?"
+        r"([A-Za-z]{2}[A-Za-z0-9]*(?:[._][A-Za-z0-9]+)+)[ \t]*$",
+        r"[A-Za-z0-9][._][A-Za-z0-9]",
+        group=1,
+    ),
 ]
 
-DIGITLESS_KINDS = frozenset({"host", "name", "company", "address"})
+DIGITLESS_KINDS = frozenset({"host", "name", "company", "address", "bic", "username"})
 
 
 def plausible_kind(kind: str, value: str) -> bool:
@@ -233,6 +252,10 @@ def plausible_kind(kind: str, value: str) -> bool:
         return sum(c.isdigit() for c in value) >= 4
     if kind == "iban":
         return _iban_ok(value)
+    if kind == "bic":
+        return value[4:6] in _COUNTRIES
+    if kind == "username":
+        return value.rsplit(".", 1)[-1].lower() not in _FILE_TYPES
     return True
 
 
@@ -264,6 +287,21 @@ _IBAN_LENGTHS = {
         )
     )
 }
+
+
+# A BIC's country: an IBAN country or one of the other usual ones.
+_COUNTRIES = frozenset(_IBAN_LENGTHS) | _words(
+    """
+    US CA MX AR CL CO PE UY VE EC BO PY BR AU NZ JP CN HK SG IN ZA MA KR TW
+    """
+)
+# A one-token line that is a file, not a handle ("informe.pdf", "config.yml").
+_FILE_TYPES = _words(
+    """
+    pdf jpg jpeg png gif heic doc docx xls xlsx csv txt zip rar log json xml yml yaml py
+    js ts html htm php sql md ini conf cfg exe apk msi dmg mp3 mp4 mov wav odt ods ppt pptx
+    """
+)
 
 
 def _iban_ok(value: str) -> bool:

@@ -67,6 +67,10 @@ _ID_WORDS = (
 )
 
 _EN_MONTH_START = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+# A time zone after a time ("09:40 PST", "14:00 CET", "10:30 UTC+1"): part of the time.
+_ZONE = (
+    r"(?:UTC|GMT|CET|CEST|WET|WEST|BST|IST|PST|PDT|MST|MDT|CST|CDT|EST|EDT|AEST)(?:[+-]\d{1,2})?"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +169,8 @@ BASE_RULES: list[_Rule] = [
     # A digit, a colon, a digit from 0 to 5 and another.
     _rule(
         "time",
-        rf"(?<![\d:])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?:\s?{_AMPM})?(?![\d:])",
+        rf"(?<![\d:])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?:\s?{_AMPM})?(?![\d:])"
+        rf"(?:\s{_ZONE}\b)?",
         r":(?<=\d:)[0-5]\d",
     ),
     _rule("time", rf"\b(?:1[0-2]|0?[1-9])\s?{_AMPM}", r"\d\s?(?i:[ap])"),
@@ -194,13 +199,13 @@ BASE_RULES: list[_Rule] = [
     ),
     _rule(
         "phone",
-        r"(?<![\d.,])[6789]\d{2}(?:[ .]\d{3}[ .]\d{3}|(?:[ .]\d{2}){3})(?![\d.,])",
+        r"(?<![\d.,])[6789]\d{2}(?:[ .]\d{3}[ .]\d{3}|(?:[ .]\d{2}){3})(?!\d|[.,]\d)",
         r"[6789]\d{2}[ .]\d{2}",
     ),
     # A Spanish landline of a two-digit province code ("91 123 45 67", Madrid; "93 …").
     _rule(
         "phone",
-        r"(?<![\d.,])9[1-8][ .]\d{3}(?:[ .]\d{2}){2}(?![\d.,])",
+        r"(?<![\d.,])9[1-8][ .]\d{3}(?:[ .]\d{2}){2}(?!\d|[.,]\d)",
         r"9[1-8][ .]\d\d\d[ .]",
     ),
     # A national number: the trunk 0 then groups ("0117 496 0321", "07700 900218",
@@ -270,6 +275,27 @@ BASE_RULES: list[_Rule] = [
         "id",
         r"\b(?!(?:IMEI|DNI|NIE|NIF|CIF|CP|SN|REF|PIN|CUPS|IBAN)\b)[A-Z]{2,4}\s\d{6,}\b",
         r"[A-Z]\s\d{6}",
+    ),
+    # Capitals, then groups of digits with seven or more in all ("MV 2026 04418").
+    _rule(
+        "id",
+        r"\b(?!(?:IMEI|DNI|NIE|NIF|CIF|CP|SN|REF|PIN|CUPS|IBAN|GB)\b)[A-Z]{2,4}"
+        r"(?=(?:\s?\d){7})(?:\s\d{2,6}){2,4}(?![\w.,/:-]|[.,]\d)",
+        r"[A-Z]\s\d\d+\s\d\d",
+    ),
+    # A software version, "v" first or after its label ("v2.14.3", "firmware 1.8.02").
+    _rule(
+        "version",
+        r"(?<![\w.])[vV]\d{1,3}(?:\.\d{1,4}){1,3}(?![\w]|\.\d)",
+        r"[vV]\d{1,3}\.\d",
+    ),
+    _rule(
+        "version",
+        r"(?i:\b(?:versi[oó]n|version|firmware|build))\s*:?\s*(\d{1,3}(?:\.\d{1,4}){1,3})"
+        r"(?![\w]|\.\d)",
+        r"\d\.\d",
+        group=1,
+        starts=r"versi[oó]n|firmware|build",
     ),
     _rule(
         "id",

@@ -25,6 +25,8 @@ PRIORITY: dict[FactKind, int] = {
     "company": 8,
     "iban": 8,
     "account": 8,
+    "username": 8,
+    "bic": 7,
     "card": 7,
     "id": 7,
     "email": 7,
@@ -36,6 +38,7 @@ PRIORITY: dict[FactKind, int] = {
     "tracking": 6,
     "plate": 6,
     "amount": 5,
+    "version": 5,
     "date": 4,
     "url": 3,
     "number": 3,
@@ -60,6 +63,7 @@ _COMMITMENT = re.compile(
     r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday|discount|vat|interest|fee"
     r"|refund\w*|surcharge|penalty|off)\b"
 )
+_ZONED = re.compile(r"\s[A-Z]{3,4}(?:[+-]\d{1,2})?$")
 _SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?\n]|$)")
 
 
@@ -70,7 +74,15 @@ def salient_facts(text: str) -> list[Fact]:
     if not any(f.kind in INCIDENTAL_KINDS for f in facts):
         return list(facts)
     tied = _tied_values(text)
-    return [f for f in facts if f.kind not in INCIDENTAL_KINDS or f.value.casefold() in tied]
+    return [f for f in facts if not _routine(f, tied)]
+
+
+def _routine(fact: Fact, tied: Iterable[str] | frozenset[str]) -> bool:
+    """An incidental value no sentence ties to a commitment; a time given with its zone
+    ("09:40 PST") is never routine: someone read it off a record."""
+    if fact.kind not in INCIDENTAL_KINDS or fact.value.casefold() in tied:
+        return False
+    return _ZONED.search(fact.value) is None
 
 
 def _tied_values(text: str) -> frozenset[str]:
@@ -94,7 +106,7 @@ def salient(facts: Iterable[Fact], texts: Iterable[str]) -> list[Fact]:
     tied: set[str] = set()
     for text in texts:
         tied |= _tied_values(text)
-    return [f for f in listed if f.kind not in INCIDENTAL_KINDS or f.value.casefold() in tied]
+    return [f for f in listed if not _routine(f, tied)]
 
 
 def cap_key_facts(
@@ -145,6 +157,8 @@ _RENDER_LABELS: dict[FactKind, str] = {
     "card": "tarjeta acabada",
     "name": "nombre",
     "company": "empresa",
+    "bic": "SWIFT/BIC",
+    "username": "usuario",
 }
 
 

@@ -235,7 +235,8 @@ def test_priority_is_documented_for_every_kind() -> None:
     """Every kind the extractor emits has a priority; who the user is and the ids of the
     case rank highest, times lowest."""
     top = max(PRIORITY.values())
-    assert {k for k, v in PRIORITY.items() if v == top} == {"name", "company", "iban", "account"}
+    top_kinds = {"name", "company", "iban", "account", "username"}
+    assert {k for k, v in PRIORITY.items() if v == top} == top_kinds
     assert PRIORITY["id"] == PRIORITY["email"] == PRIORITY["phone"] == top - 1
     assert min(PRIORITY, key=PRIORITY.__getitem__) == "time"
     sample = "#1a2 a@b.co https://x.y 3 pm 19 de julio 5 € 5% +34 612 345 678"
