@@ -21,6 +21,11 @@ from dataclasses import dataclass, replace
 from memory.types import Exchange, TurnState
 
 KEPT = 10_000  # keys with a kept state; past it the oldest go
+# States carried from an exchange stay kept while the chat is idle, so they get a bound
+# of their own: carrying one past it first lets the oldest kept states go (7–9 kB each
+# in `bench.overhead`'s turns, a window of six: under 20 MB); a chat whose state went
+# reads it at its next intake, as every chat did before.
+CARRIED = 2_048
 RECENT = 4_096  # voids remembered for intakes in flight; past it they keep nothing
 
 
@@ -117,8 +122,12 @@ class IntakeStates:
         exchange's commit and `handed` (which checks the voids up to then), after the
         exchange's own void."""
         state = advanced(handed.state, stored, handed.window)
-        if state is not None:
-            self._put(handed.window, state)
+        if state is None:
+            return
+        self._drop(state.key)
+        while len(self._kept) >= CARRIED:
+            self._drop(next(iter(self._kept)))
+        self._put(handed.window, state)
 
     def take(self, key: str, window: int) -> TurnState | None:
         """The state kept for `key` read with `window` exchanges, once; else None."""

@@ -19,9 +19,10 @@ import memory.store.sqlite.connection as connection
 from memory.store.episodes import NewEpisode
 from memory.store.sqlite.store import SQLiteStore
 from memory.store.sqlite.turns import begin_turn
+from memory.store.states import CARRIED, IntakeStates
 from memory.store.summaries import NewSummary
 from memory.store.turns import NewExchange
-from memory.types import Arrival, TurnState
+from memory.types import Arrival, Episode, Exchange, TurnState
 
 T0 = datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
 KEYS = ("telegram:71", "telegram:72")
@@ -150,3 +151,22 @@ async def test_another_connections_commit_makes_the_intake_read(tmp_path: Path) 
         assert intake.state.last_reply == "cambiada"
     finally:
         await store.close()
+
+
+def test_carried_states_are_bounded() -> None:
+    """Past `CARRIED` kept states, carrying one lets the oldest go first."""
+    states = IntakeStates()
+    for n in range(CARRIED + 5):
+        key = f"telegram:{n}"
+        episode = Episode(n, n, T0)
+        state = TurnState(n, key, False, episode, None, (), (), None, None)
+        states.hand_out(states.begin(), 2, state)
+        handed = states.handed(n)
+        assert handed is not None
+        states.void_session(n)
+        states.carry(handed, Exchange(10_000 + n, n, "u", "r", True, None, T0))
+    assert states.kept("telegram:0", 2) is None
+    last = states.kept(f"telegram:{CARRIED + 4}", 2)
+    assert last is not None
+    assert [x.id for x in last.window] == [10_000 + CARRIED + 4]
+    assert len(states._kept) == CARRIED
