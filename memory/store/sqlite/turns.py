@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from functools import partial
 
@@ -184,10 +185,13 @@ def set_debug(db: sqlite3.Connection, *, key: str, on: bool, at: datetime, user:
     )
 
 
-def begin_turn(db: sqlite3.Connection, *, arrival: Arrival, window: int) -> Intake:
+def begin_turn(
+    db: sqlite3.Connection, *, arrival: Arrival, window: int, read: bool = True
+) -> Intake:
     """Nothing when the sender has debug on for the key (debug is per operator); else the
     inbox entry and the key's state (built without reading for a new key, whose session
-    and first episode are created here)."""
+    and first episode are created here; not read when `read` is false: the caller has
+    it)."""
     key, at = arrival.key, arrival.received_at
     session = one(db, "SELECT debug_users, current_episode_id FROM sessions WHERE key = ?", (key,))
     if session is not None and arrival.user in debug_users(session["debug_users"]):
@@ -197,11 +201,14 @@ def begin_turn(db: sqlite3.Connection, *, arrival: Arrival, window: int) -> Inta
         return Intake(None, debug=False)
     if session is None:  # a new chat: its first turn, and its state is known
         session_id, episode_id = new_session(db, key=key, at=at)
-        episode = Episode(episode_id, session_id, at)
+        # its start as a read gives it (UTC): the state may be carried to later turns
+        episode = Episode(episode_id, session_id, datetime.fromisoformat(iso(at)))
         fresh = TurnState(session_id, key, False, episode, None, (), (), None, None)
         return Intake(added, debug=False, state=fresh)
     if session["current_episode_id"] is None:  # an old crash left it without an episode
         ensure_session(db, key=key, at=at)
+    elif not read:
+        return Intake(added, debug=False)
     return Intake(added, debug=False, state=peek_state(db, key=key, window=window))
 
 
@@ -285,20 +292,34 @@ class SQLiteTurns:
 
     async def begin_turn(self, arrival: Arrival, window: int) -> Intake:
         """The debug flag read, the insert and the state read are one round trip; the
-        state is kept for the key's next `turn_state`."""
+        state is kept for the key's next `turn_state`. A state kept from the chat's last
+        exchange (`IntakeStates.carry`) is not read again: it is the intake's, unless a
+        write voided it meanwhile (then it is read on the reader)."""
         since = self.states.begin()
-        intake = await self.db.atomic(partial(begin_turn, arrival=arrival, window=window))
-        self.states.keep(since, window, intake.state)
-        return intake
+        carried = self.states.kept(arrival.key, window)
+        intake = await self.db.atomic(
+            partial(begin_turn, arrival=arrival, window=window, read=carried is None)
+        )
+        if intake.entry is None or intake.state is not None:
+            self.states.keep(since, window, intake.state)
+            return intake
+        if carried is not None and self.states.kept(arrival.key, window) is carried:
+            return replace(intake, state=carried)
+        since = self.states.begin()
+        state = await self.peek_state(arrival.key, window)
+        self.states.keep(since, window, state)
+        return replace(intake, state=state)
 
     async def turn_state(self, key: str, window: int, at: datetime) -> TurnState:
         """The state read with the key's intake, when nothing of the key was written
         since; else read (and the session created when new)."""
+        since = self.states.begin()
         state = self.states.take(key, window)
         if state is None:
             state = await self.peek_state(key, window)
         if state is None:  # a new key (or a session without an episode): create and read
             state = await self.db.atomic(partial(create_and_peek, key=key, at=at, window=window))
+        self.states.hand_out(since, window, state)
         return state
 
     async def peek_state(self, key: str, window: int) -> TurnState | None:
@@ -317,7 +338,8 @@ class SQLiteTurns:
             hot.drop(new.session_id)
             stats.drop(new.session_id, writing=words is not None)
             raise
-        finally:
+        finally:  # the turn's state, if nothing voided it before this commit, carried
+            handed = self.states.handed(new.session_id)
             self.states.void_session(new.session_id)
         exchange = Exchange(
             exchange_id,
@@ -328,6 +350,9 @@ class SQLiteTurns:
             new.noise_reason,
             new.created_at,
         )
+        if handed is not None:  # as a read gives it: the time through its stored form
+            at = datetime.fromisoformat(iso(new.created_at))
+            self.states.carry(handed, replace(exchange, created_at=at))
         if words is not None:
             hot.add(new.session_id, Indexed(exchange, words))
             stats.added(new.session_id, words)
