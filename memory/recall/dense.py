@@ -10,14 +10,15 @@ A search then fuses two rankings by reciprocal rank (`fuse`): BM25's hits and th
 hits and to `SHOWN`, so a message that recalls nothing still recalls nothing, and the
 block does not grow: the embedding only decides which exchanges fill it.
 
-Fitted on TIAGE train-built conversations and `bench.recall`'s support cases only
-(`bench.recall.dense`); the dev split was scored once (docs/benchmarks.md, 2026-12-06).
-When the package is not installed, `embed` gives None and recall is BM25 alone.
+The constants were fitted on TIAGE train-built conversations and `bench.recall`'s support
+cases only (`bench.recall.ablation`'s rows, block only, 522 train probes); the dev split
+was scored once (docs/benchmarks.md, 2026-12-06). Without the package, or without a
+vector (a message of function words only), recall is BM25 alone; so is a search not held
+in memory (SQLite's on disk, PostgreSQL's).
 """
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Mapping, Sequence
 from functools import cache, lru_cache
@@ -25,19 +26,22 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import structlog
+
 from memory.recall.rank import Candidate, Hit
 from memory.text.stopwords import RECALL_STOP_WORDS
 
 if TYPE_CHECKING:
     import numpy as np
 
-log = logging.getLogger(__name__)
+log = structlog.get_logger(__name__)
 
-DIM = 64  # of the model's 256: the same answers on train (83.0 vs 83.1 %), a quarter the cost
-DENSE_TOP = 20  # nearest exchanges in the fusion (10 / 40: 82.0 / 83.0 % on train)
-DENSE_WEIGHT = 1.0  # the nearest list's weight (0.5: 81.4 %; 2.0 lost a support probe)
+# Train, answer in the block (BM25 + related words alone: 81.4 %, 557 tokens):
+DIM = 64  # of the model's 256: the same answers (83.0 vs 83.1 %), a quarter the cost
+DENSE_TOP = 20  # nearest exchanges fused: 83.0 % (10: 81.6 %, 40: 82.6 %)
+DENSE_WEIGHT = 1.0  # the nearest list's weight (0.5: 81.0 %; 2.0: 83.3 %, 4 support probes lost)
 RRF_K = 60  # reciprocal rank's constant (10 gave the same answers)
-SHOWN = 13  # hits a fused search returns at most (BM25 alone: its `LIMIT`, 20)
+SHOWN = 13  # hits a fused search returns at most: 463 tokens (10: 80.5 %; 16 / 20: 83.1 %)
 _WORD = re.compile(r"\w+")
 
 
@@ -49,12 +53,12 @@ def _model() -> tuple[Any, Any] | None:
         from safetensors import safe_open
         from tokenizers import Tokenizer
     except ImportError as exc:
-        log.warning("recall_dense_unavailable: %s", exc)
+        log.warning("recall_dense_unavailable", error=str(exc))
         return None
     # the package's files only: importing it would configure the root logger
     spec = find_spec("wordllama")
     if spec is None or not spec.submodule_search_locations:
-        log.warning("recall_dense_unavailable: wordllama is not installed")
+        log.warning("recall_dense_unavailable", error="wordllama is not installed")
         return None
     root = Path(next(iter(spec.submodule_search_locations)))
     try:
@@ -64,8 +68,8 @@ def _model() -> tuple[Any, Any] | None:
         path = root / "weights" / "l2_supercat_256.safetensors"
         with safe_open(str(path), framework="np", device="cpu") as fh:
             matrix = fh.get_tensor("embedding.weight")[:, :DIM].astype(np.float32)
-    except Exception as exc:
-        log.warning("recall_dense_unavailable: %s", exc)
+    except Exception as exc:  # a broken install: BM25 alone
+        log.warning("recall_dense_unavailable", error=str(exc))
         return None
     tokenizer.no_padding()
     tokenizer.no_truncation()
