@@ -24,7 +24,7 @@ from memory.episodes import Episodes
 from memory.fold.service import FoldService
 from memory.policy import Assembly, FoldFirst, Parts, TooLarge, assemble, plan_request
 from memory.recall.block import Costs, render
-from memory.recall.dense import embed
+from memory.recall.dense import query_vector
 from memory.recall.port import RecallIndex, RecallQuery
 from memory.recall.rank import LIMIT as RECALL_LIMIT
 from memory.recall.rank import Hit
@@ -201,7 +201,7 @@ class MemoryEngine:
             return ()
         before = recent[0].id if recent else 0  # 0: nothing of the current episode
         closed = previous.episode_id if previous else None
-        vector = embed(message)
+        vector = query_vector(message)
         search = RecallQuery(
             state.session_id, state.episode.id, query, before, RECALL_LIMIT, closed, vector
         )

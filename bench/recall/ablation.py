@@ -134,7 +134,7 @@ def run(cases: Sequence[Case], idea: Idea) -> tuple[float, float, float, float]:
                 query = search_terms(question) if idea.related else query_terms(question)
                 if idea.expand is not None:
                     query = idea.expand(query, c.index)
-                vector = dense.embed(question) if idea.dense else None
+                vector = dense.query_vector(question) if idea.dense else None
                 hits = c.index.search(RecallQuery(1, 1, query, c.before, limit, None, vector))
                 if idea.rerank is not None:
                     hits = idea.rerank(hits, c.index)
@@ -244,7 +244,7 @@ def turn_cost(cases: Sequence[Case], rounds: int = 3) -> dict[str, tuple[float, 
                         started = time.perf_counter()
                         text = entry.exchange.user_text
                         query = query_terms(text) if arm == "before" else search_terms(text)
-                        vector = dense.embed(text) if arm == "kept" else None
+                        vector = dense.query_vector(text) if arm == "kept" else None
                         before = n - WINDOW + 1
                         search = RecallQuery(1, 1, query, before, int(rank.LIMIT), None, vector)
                         hits = c.index.search(search) if query else []

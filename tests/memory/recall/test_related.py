@@ -131,6 +131,15 @@ def test_spanish_words_get_vectors_too() -> None:
     assert float(question @ near) > float(question @ far) + 0.3
 
 
+def test_a_message_of_words_the_vocabulary_splits_is_not_searched_by_meaning() -> None:
+    """Spanish words cut into pieces give no query vector; English words do."""
+    assert dense.query_vector("¿me mandáis la factura rectificativa?") is None
+    assert dense.embed("¿me mandáis la factura rectificativa?") is not None
+    english = dense.query_vector("how many dogs do i own?")
+    assert english is not None
+    assert english.shape == (dense.DIM,)
+
+
 def test_fusion_returns_no_more_hits_than_bm25_found() -> None:
     """Twenty nearest exchanges cannot lengthen a two-hit search, nor one with none."""
     entries = {i: Candidate(exchange(i, f"text {i}"), ("text",)) for i in range(1, 30)}
