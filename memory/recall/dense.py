@@ -8,7 +8,9 @@ embedding that ships inside an installed package (WordLlama `l2_supercat`, MIT; 
 A search then fuses two rankings by reciprocal rank (`fuse`): BM25's hits and the
 `DENSE_TOP` exchanges nearest the message. The fused list is cut to BM25's own number of
 hits and to `SHOWN`, so a message that recalls nothing still recalls nothing, and the
-block does not grow: the embedding only decides which exchanges fill it.
+block does not grow: the embedding only decides which exchanges fill it. A message
+mostly of words the vocabulary cuts into pieces (Spanish, mostly) is not searched by
+meaning (`query_vector`).
 
 The constants were fitted on TIAGE train-built conversations and `bench.recall`'s support
 cases only (`bench.recall.ablation`'s rows, block only, 522 train probes); the dev split
