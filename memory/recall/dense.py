@@ -41,7 +41,7 @@ log = structlog.get_logger(__name__)
 # Train, answer in the block (BM25 + related words alone: 81.4 %, 557 tokens):
 DIM = 64  # of the model's 256: the same answers (83.0 vs 83.1 %), a quarter the cost
 DENSE_TOP = 20  # nearest exchanges fused: 83.0 % (10: 81.6 %, 40: 82.6 %)
-DENSE_WEIGHT = 1.0  # the nearest list's weight (0.5: 81.0 %; 2.0: 83.3 %, 4 support probes lost)
+DENSE_WEIGHT = 1.0  # the nearest list's weight (0.5: 81.0 %; 2.0: 83.3 %, a support probe lost)
 RRF_K = 60  # reciprocal rank's constant (10 gave the same answers)
 SHOWN = 13  # hits a fused search returns at most: 466 tokens (10: 80.5 %; 16 / 20: 83.1 %)
 # a message searched by meaning: half its content words whole in the vocabulary (English
