@@ -19,7 +19,7 @@ from memory.fold.extractive import ExtractiveSummarizer
 from memory.fold.offload import ProcessFoldRunner
 from memory.fold.service import FoldService
 from memory.fold.summarizer import ModelSummarizer, Summarizer
-from memory.recall import related
+from memory.recall import dense, related
 from memory.store import Store
 from memory.store import open as store_open
 from memory.tokens import Tokenizer, default_tokenizer
@@ -201,6 +201,7 @@ class App:
         tokenizer.count("warm-up")  # load the BPE tables now, not inside the first turn
         if settings.recall == "on":
             related.table()  # and recall's related words (about 0.1 s)
+            dense.available()  # and its sentence embedding's vectors (about 0.6 s)
         store = await open_store(settings, db)
         engine = build_engine(
             settings, store, chat_model, summary_model,

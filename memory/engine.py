@@ -24,6 +24,7 @@ from memory.episodes import Episodes
 from memory.fold.service import FoldService
 from memory.policy import Assembly, FoldFirst, Parts, TooLarge, assemble, plan_request
 from memory.recall.block import Costs, render
+from memory.recall.dense import query_vector
 from memory.recall.port import RecallIndex, RecallQuery
 from memory.recall.rank import LIMIT as RECALL_LIMIT
 from memory.recall.rank import Hit
@@ -199,16 +200,12 @@ class MemoryEngine:
         if not query:
             return ()
         before = recent[0].id if recent else 0  # 0: nothing of the current episode
+        closed = previous.episode_id if previous else None
+        vector = query_vector(message)
         search = RecallQuery(
-            state.session_id,
-            state.episode.id,
-            query,
-            before,
-            RECALL_LIMIT,
-            previous.episode_id if previous else None,
+            state.session_id, state.episode.id, query, before, RECALL_LIMIT, closed, vector
         )
-        found = await self.recall.recall(search)
-        return tuple(found)
+        return tuple(await self.recall.recall(search))
 
     async def _state(self, key: str, now: datetime, dry_run: bool) -> TurnState:
         if dry_run:

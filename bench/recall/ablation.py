@@ -15,7 +15,7 @@ answers is, as in the replay's equal-token arm. On `bench.recall`'s cases the su
 answers of its own (75 %), so there plain BM25 gets the block's tokens only: compare its
 rows with each other; `bench.recall` compares whole requests.
 
-Ideas: the kept ones are module constants of `memory.recall.rank` (set back to their
+Ideas: the kept ones are module constants of `memory.recall.rank` or `dense` (set back to their
 old values to switch them off); the others are written here, over the product's hits,
 as they were tried: none changed the answers by more than a probe or two.
 """
@@ -33,7 +33,7 @@ from bench.common import percentile, quiet_logs
 from bench.data.public_dialogues import conversations
 from bench.data.recall_cases import case
 from bench.recall import bm25_pick
-from memory.recall import hot, rank
+from memory.recall import dense, hot, rank
 from memory.recall.block import Costs, render
 from memory.recall.hot import Indexed, KeyIndex
 from memory.recall.port import RecallQuery
@@ -66,6 +66,7 @@ class Idea:
     rerank: Rerank | None = None
     expand: Callable[[tuple[QueryTerm, ...], KeyIndex], tuple[QueryTerm, ...]] | None = None
     related: bool = True  # the product's related words (`memory.recall.related`)
+    dense: bool = True  # the product's sentence embedding (`memory.recall.dense`)
 
 
 def index(
@@ -103,17 +104,19 @@ def support_cases(exchanges: int) -> list[Case]:
 
 @contextmanager
 def constants(values: dict[str, float]) -> Iterator[None]:
-    """`memory.recall.rank`'s constants set for a run (`hot` imports `CANDIDATES`)."""
-    old = {name: getattr(rank, name) for name in values}
+    """`memory.recall.rank`'s or `dense`'s constants set for a run (`hot` imports
+    `CANDIDATES` and `SHOWN`)."""
+    owner = {name: rank if hasattr(rank, name) else dense for name in values}
+    old = {name: getattr(owner[name], name) for name in values}
     try:
         for name, value in values.items():
-            setattr(rank, name, value)
+            setattr(owner[name], name, value)
             if hasattr(hot, name):
                 setattr(hot, name, value)
         yield
     finally:
         for name, value in old.items():
-            setattr(rank, name, value)
+            setattr(owner[name], name, value)
             if hasattr(hot, name):
                 setattr(hot, name, value)
 
@@ -131,7 +134,8 @@ def run(cases: Sequence[Case], idea: Idea) -> tuple[float, float, float, float]:
                 query = search_terms(question) if idea.related else query_terms(question)
                 if idea.expand is not None:
                     query = idea.expand(query, c.index)
-                hits = c.index.search(RecallQuery(1, 1, query, c.before, limit))
+                vector = dense.query_vector(question) if idea.dense else None
+                hits = c.index.search(RecallQuery(1, 1, query, c.before, limit, None, vector))
                 if idea.rerank is not None:
                     hits = idea.rerank(hits, c.index)
                 searched.append(time.perf_counter() - started)
@@ -190,12 +194,22 @@ def siblings(query: tuple[QueryTerm, ...], key: KeyIndex) -> tuple[QueryTerm, ..
 
 
 OLD = {"MIN_SCORE": 3.0, "CANDIDATES": 20, "LIMIT": 8}
+NO_DENSE = {"related": False, "dense": False}
 IDEAS = (
-    Idea("before (cut 3.0, 20 candidates, 8 hits)", OLD, related=False),
-    Idea("cut-off 1.5 only", {**OLD, "MIN_SCORE": 1.5}, related=False),
-    Idea("30 candidates, 20 hits only", {**OLD, "CANDIDATES": 30, "LIMIT": 20}, related=False),
-    Idea("both, no related words", related=False),
-    Idea("kept: + related words (the product)"),
+    Idea("before (cut 3.0, 20 candidates, 8 hits)", OLD, **NO_DENSE),
+    Idea("cut-off 1.5 only", {**OLD, "MIN_SCORE": 1.5}, **NO_DENSE),
+    Idea("30 candidates, 20 hits only", {**OLD, "CANDIDATES": 30, "LIMIT": 20}, **NO_DENSE),
+    Idea("both, no related words", **NO_DENSE),
+    Idea("+ related words", dense=False),
+    Idea("kept: + sentence embedding (the product)"),
+    Idea("  embedding's cut at 13 only (no fusion)", {"DENSE_TOP": 0}),
+    Idea("  fusion only (cut at BM25's 20)", {"SHOWN": 20}),
+    Idea("  nearest 10", {"DENSE_TOP": 10}),
+    Idea("  nearest 40", {"DENSE_TOP": 40}),
+    Idea("  embedding weight 0.5", {"DENSE_WEIGHT": 0.5}),
+    Idea("  embedding weight 2", {"DENSE_WEIGHT": 2.0}),
+    Idea("  cut at 10", {"SHOWN": 10}),
+    Idea("  cut at 16", {"SHOWN": 16}),
     Idea("+ no cut-offs, 60 candidates, 40 hits",
          {"MIN_SCORE": 0.0, "BEST_SHARE": 0.0, "CANDIDATES": 60, "LIMIT": 40}),
     Idea("+ common words searched (share 0.3)", {"COMMON_SHARE": 0.3}),
@@ -211,11 +225,13 @@ IDEAS = (
 
 
 def turn_cost(cases: Sequence[Case], rounds: int = 3) -> dict[str, tuple[float, float]]:
-    """What recall costs a turn, before and kept: each exchange's own user text searched
-    as the next message would be (the exchanges before its window), the block rendered
-    with a per-arm `Costs` cache, both arms interleaved. {arm: (p50 µs, hits shown)}."""
+    """What recall costs a turn, before, without the sentence embedding, and kept: each
+    exchange's own user text searched as the next message would be (the exchanges before
+    its window; the message embedded too when kept), the block rendered with a per-arm
+    `Costs` cache, the arms interleaved. {arm: (p50 µs, hits shown)}; the exchange's own
+    vector, computed when it is stored, is `embed_cost`'s."""
     tok = default_tokenizer()
-    arms = {"before": OLD, "kept": {}}
+    arms = {"before": OLD, "no embedding": {}, "kept": {}}
     spent: dict[str, list[float]] = {arm: [] for arm in arms}
     shown: dict[str, int] = dict.fromkeys(arms, 0)
     caches = {arm: Costs(tok.count) for arm in arms}
@@ -228,7 +244,9 @@ def turn_cost(cases: Sequence[Case], rounds: int = 3) -> dict[str, tuple[float, 
                         started = time.perf_counter()
                         text = entry.exchange.user_text
                         query = query_terms(text) if arm == "before" else search_terms(text)
-                        search = RecallQuery(1, 1, query, n - WINDOW + 1, int(rank.LIMIT))
+                        vector = dense.query_vector(text) if arm == "kept" else None
+                        before = n - WINDOW + 1
+                        search = RecallQuery(1, 1, query, before, int(rank.LIMIT), None, vector)
                         hits = c.index.search(search) if query else []
                         block = render(hits, BUDGET, caches[arm], c.language)
                         spent[arm].append(time.perf_counter() - started)
@@ -237,10 +255,22 @@ def turn_cost(cases: Sequence[Case], rounds: int = 3) -> dict[str, tuple[float, 
     return {arm: (percentile(spent[arm], 50) * 1e6, shown[arm] / turns) for arm in arms}
 
 
+def embed_cost(cases: Sequence[Case]) -> float:
+    """p50 µs of one stored exchange's vector (`dense.Vectors.add`: its user side)."""
+    spent = []
+    for c in cases:
+        vectors = dense.Vectors()
+        for n, entry in c.index.entries.items():
+            started = time.perf_counter()
+            vectors.add(n, entry.exchange.user_text)
+            spent.append(time.perf_counter() - started)
+    return percentile(spent, 50) * 1e6
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--shuffles", type=int, default=3, help="orders of the train dialogues")
-    parser.add_argument("--quick", action="store_true", help="one order, the first 5 ideas")
+    parser.add_argument("--quick", action="store_true", help="one order, the first 6 ideas")
     args = parser.parse_args(argv)
     quiet_logs()
     sets = {
@@ -252,7 +282,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"== recall ablation: answer in the block, ventana vs plain BM25 at its tokens ({sizes})"
     )
     print(f"  {'idea':<42}" + "".join(f"{name:>36}" for name in sets) + f"{'search p50':>12}")
-    for idea in IDEAS[:5] if args.quick else IDEAS:
+    for idea in IDEAS[:6] if args.quick else IDEAS:
         cells, micros = [], 0.0
         for cases in sets.values():
             ours, theirs, spent, us = run(cases, idea)
@@ -270,7 +300,9 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"{arm} p50 {us:.0f} µs ({hits:.1f} shown)" for arm, (us, hits) in cost.items()
         )
         extra = cost["kept"][0] - cost["before"][0]
-        print(f"    {name:<14} {cells}: {extra:+.0f} µs a turn")
+        embedding = cost["kept"][0] - cost["no embedding"][0]
+        print(f"    {name:<14} {cells}: {extra:+.0f} µs a turn ({embedding:+.0f} the embedding)")
+        print(f"    {'':<14} storing an exchange: its vector p50 {embed_cost(cases):.0f} µs")
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ _L: dict[str, dict[str, str]] = {
         "recall_head": "recuerdo: {n} intercambios antiguos en la petición ({found} encontrados)",
         "no_recall": "recuerdo: nada (ningún intercambio antiguo trata de este mensaje)",
         "why": "puntuación {score:.2f} · términos: {terms}",
+        "why_near": "cercano en significado al mensaje, sin término en común",
         "pending": "pendientes",
         "window": "ventana",
         "message": "mensaje",
@@ -86,6 +87,7 @@ _L: dict[str, dict[str, str]] = {
         "recall_head": "recall: {n} older exchanges in the request ({found} found)",
         "no_recall": "recall: none (no older exchange is about this message)",
         "why": "score {score:.2f} · terms: {terms}",
+        "why_near": "near the message in meaning, no term in common",
         "pending": "pending",
         "window": "window",
         "message": "message",
@@ -242,6 +244,7 @@ def _recall(plan: Assembly, found: int, words: dict[str, str]) -> list[str]:
         ex = hit.exchange
         when = ex.created_at.strftime("%Y-%m-%d %H:%M") if ex.created_at else "?"
         why = words["why"].format(score=hit.score, terms=", ".join(hit.matched))
+        why = why if hit.matched else words["why_near"]  # found by the embedding alone
         where = f" · {words['previous_hit']}" if hit.previous else ""
         out.append(f"#{ex.id} · {when}{where} · {why}")
         # As sent: the block may cut a side to what matched (`memory.recall.trim`) or clip

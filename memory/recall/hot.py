@@ -31,6 +31,7 @@ import heapq
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 
+from memory.recall.dense import SHOWN, Vectors, fuse
 from memory.recall.port import RecallQuery
 from memory.recall.rank import (
     CANDIDATES,
@@ -70,6 +71,7 @@ class KeyIndex:
     entries: dict[int, Candidate] = field(default_factory=dict)
     lengths: dict[int, int] = field(default_factory=dict)  # id: its number of terms
     terms: int = 0  # the episode's indexed terms: its size, and its average length
+    vectors: Vectors = field(default_factory=Vectors)  # the episode's user sides (`dense`)
 
     def add(self, item: Indexed) -> None:
         """Count one exchange in the statistics; index it if it is of the episode."""
@@ -83,6 +85,7 @@ class KeyIndex:
             return
         self.entries[ex.id] = Candidate(ex, item.terms)
         self.lengths[ex.id] = len(item.terms)
+        self.vectors.add(ex.id, ex.user_text)
         postings = self.postings
         for term, tf in counts.items():
             found = postings.get(term)
@@ -101,7 +104,8 @@ class KeyIndex:
 
     def search(self, query: RecallQuery) -> list[Hit]:
         """What the on-disk search returns for `query`: the best `CANDIDATES` matches
-        older than `query.before` by BM25 over the key's statistics, re-ranked."""
+        older than `query.before` by BM25 over the key's statistics, re-ranked; with
+        `query.vector`, fused with the exchanges nearest it (`memory.recall.dense`)."""
         if not query.terms or query.limit <= 0 or not self.entries:
             return []
         wanted = searchable(query.terms, self.df, self.docs)
@@ -141,7 +145,12 @@ class KeyIndex:
             best = [i for _, i in heapq.nlargest(CANDIDATES, pairs)]
         entries = self.entries
         chosen = [entries[i] for i in best]
-        return rank(wanted, chosen, self.df, self.docs, query.limit, counts)
+        hits = rank(wanted, chosen, self.df, self.docs, query.limit, counts)
+        if query.vector is None or not len(self.vectors):
+            return hits
+        # the exchanges nearest the message in the embedding, fused with BM25's hits
+        nearest = self.vectors.nearest(query.vector, query.before)
+        return fuse(hits, nearest, entries, min(query.limit, SHOWN))
 
 
 class Load:

@@ -7,8 +7,8 @@ backend implements the same method with its full-text search and the same pure r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
 
 from memory.recall.rank import Hit
 from memory.recall.terms import QueryTerm
@@ -19,7 +19,9 @@ class RecallQuery:
     """One search: the indexed signal exchanges of a session's episode with
     `id < before` (None: no bound) that match `terms`, at most `limit` of them; and
     when `previous` names the episode a recent automatic reset closed, every exchange of
-    that one too, its hits ranked first (`memory.recall.rank.rank_with_previous`)."""
+    that one too, its hits ranked first (`memory.recall.rank.rank_with_previous`).
+    `vector`: the message's embedding (`memory.recall.dense.embed`); a search held in
+    memory fuses BM25's hits with the exchanges nearest it, the others ignore it."""
 
     session_id: int
     episode_id: int
@@ -27,6 +29,7 @@ class RecallQuery:
     before: int | None = None
     limit: int = 8
     previous: int | None = None
+    vector: Any = field(default=None, compare=False, repr=False)
 
 
 @runtime_checkable

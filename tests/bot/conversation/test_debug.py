@@ -5,15 +5,20 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
 
 import pytest
 
 from bot.app import App
+from bot.conversation import debug_view
 from bot.conversation.debug_view import render_debug
 from bot.conversation.inbound import Inbound
 from config.settings import Settings
 from memory.policy import Assembly
+from memory.recall.rank import Hit
 from memory.store.sqlite.store import SQLiteStore
+from memory.types import Exchange
 from tests.bot.ops.conftest import make_settings, recording_model
 from tests.memory import test_carry_over as carry
 from tests.support.fakes import ScriptedChatModel
@@ -176,3 +181,13 @@ async def test_debug_view_shows_the_carry_over_of_an_automatic_reset() -> None:
         assert state.episode.carry_over == ()
     finally:
         await store.close()
+
+
+def test_debug_view_says_an_exchange_came_by_meaning_when_no_term_matched() -> None:
+    """An exchange the sentence embedding alone recalled is listed as near in meaning."""
+    said = Exchange(7, 1, "i live in a small village", "nice", True, None, None)
+    recall = SimpleNamespace(hits=(Hit(said, 0.0, ()),), text="")
+    plan = cast(Assembly, SimpleNamespace(recall=recall, tokens={"recall": 12}))
+    lines = debug_view._recall(plan, 1, debug_view._L["en"])
+    assert any("#7 · ? · near the message in meaning" in line for line in lines)
+    assert not any("score 0.00" in line for line in lines)

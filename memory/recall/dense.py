@@ -1,0 +1,209 @@
+"""A sentence embedding beside BM25: recalled exchanges the question shares no word with.
+
+"where is my home?" shares no term with "i live in cali"; related words (`related`)
+bridge only the nearest words. Each exchange held in memory (`memory.recall.hot`) also
+keeps a vector of its user side: the mean of its content words' token vectors in a static
+embedding that ships inside an installed package (WordLlama `l2_supercat`, MIT; its first
+`DIM` dimensions, read from the package's own files, nothing downloaded), unit length.
+A search then fuses two rankings by reciprocal rank (`fuse`): BM25's hits and the
+`DENSE_TOP` exchanges nearest the message. The fused list is cut to BM25's own number of
+hits and to `SHOWN`, so a message that recalls nothing still recalls nothing, and the
+block does not grow: the embedding only decides which exchanges fill it. A message
+mostly of words the vocabulary cuts into pieces (Spanish, mostly) is not searched by
+meaning (`query_vector`).
+
+The constants were fitted on TIAGE train-built conversations and `bench.recall`'s support
+cases only (`bench.recall.ablation`'s rows, block only, 522 train probes); the dev split
+was scored once (docs/benchmarks.md, 2026-12-06). Without the package, or without a
+vector (a message of function words only), recall is BM25 alone; so is a search not held
+in memory (SQLite's on disk, PostgreSQL's).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from functools import cache, lru_cache
+from importlib.util import find_spec
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from memory.recall.rank import Candidate, Hit
+from memory.text.stopwords import RECALL_STOP_WORDS
+
+if TYPE_CHECKING:
+    import numpy as np
+
+log = structlog.get_logger(__name__)
+
+# Train, answer in the block (BM25 + related words alone: 81.4 %, 557 tokens):
+DIM = 64  # of the model's 256: the same answers (83.0 vs 83.1 %), a quarter the cost
+DENSE_TOP = 20  # nearest exchanges fused: 83.0 % (10: 81.6 %, 40: 82.6 %)
+DENSE_WEIGHT = 1.0  # the nearest list's weight (0.5: 81.0 %; 2.0: 83.3 %, a support probe lost)
+RRF_K = 60  # reciprocal rank's constant (10 gave the same answers)
+SHOWN = 13  # hits a fused search returns at most: 466 tokens (10: 80.5 %; 16 / 20: 83.1 %)
+# a message searched by meaning: half its content words whole in the vocabulary (English
+# support messages: 99 % do; TIAGE's: 90 %; Spanish support messages: 18 %). Train the
+# same at 0.5 and 0.6; `bench.tokens`' Spanish case back to BM25 alone (+0.6 % tokens without)
+WHOLE_SHARE = 0.5
+_WORD = re.compile(r"\w+")
+
+
+@cache
+def _model() -> tuple[Any, Any] | None:
+    """(tokenizer, token vectors) from the installed WordLlama package, or None."""
+    try:
+        import numpy as np
+        from safetensors import safe_open
+        from tokenizers import Tokenizer
+    except ImportError as exc:
+        log.warning("recall_dense_unavailable", error=str(exc))
+        return None
+    # the package's files only: importing it would configure the root logger
+    spec = find_spec("wordllama")
+    if spec is None or not spec.submodule_search_locations:
+        log.warning("recall_dense_unavailable", error="wordllama is not installed")
+        return None
+    root = Path(next(iter(spec.submodule_search_locations)))
+    try:
+        # the package's loader would look elsewhere first and try to download
+        vocabulary = root / "tokenizers" / "l2_supercat_tokenizer_config.json"
+        tokenizer = Tokenizer.from_file(str(vocabulary))
+        path = root / "weights" / "l2_supercat_256.safetensors"
+        with safe_open(str(path), framework="np", device="cpu") as fh:
+            matrix = fh.get_tensor("embedding.weight")[:, :DIM].astype(np.float32)
+    except Exception as exc:  # a broken install: BM25 alone
+        log.warning("recall_dense_unavailable", error=str(exc))
+        return None
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    return tokenizer, np.ascontiguousarray(matrix)
+
+
+def available() -> bool:
+    return _model() is not None
+
+
+def content(text: str) -> str:
+    """The text's words that are not recall stop words, lowercased, space-separated."""
+    return " ".join(_content_words(text))
+
+
+def _content_words(text: str) -> list[str]:
+    return [w for w in _WORD.findall(text.lower()) if w not in RECALL_STOP_WORDS]
+
+
+@lru_cache(maxsize=65536)
+def _word_ids(word: str) -> tuple[int, ...]:
+    """One word's token ids, as the tokenizer splits it inside a text (each word starts
+    with its own `▁` piece, so a text's ids are its words' ids in order): a chat's words
+    recur, and one call per word seen is a fraction of encoding every message."""
+    model = _model()
+    return () if model is None else tuple(model[0].encode(word, add_special_tokens=False).ids)
+
+
+def query_vector(message: str) -> np.ndarray | None:
+    """`embed(message)` for a search, unless under `WHOLE_SHARE` of its content words are
+    whole words of the vocabulary: Llama 2's holds few Spanish words, and the mean of a
+    word's pieces ("factura" → `▁fact ura`) says little of its meaning."""
+    words = _content_words(message)
+    if _model() is None or not words:
+        return None
+    whole = sum(len(_word_ids(word)) == 1 for word in words)
+    return embed(message) if whole >= WHOLE_SHARE * len(words) else None
+
+
+def embed(text: str) -> np.ndarray | None:
+    """The unit mean of `text`'s content-word token vectors; None without the model or
+    without a content word."""
+    model = _model()
+    if model is None:
+        return None
+    ids = [i for word in _content_words(text) for i in _word_ids(word)]
+    if not ids:
+        return None
+    matrix = model[1]
+    vector = matrix.take(ids, axis=0).sum(axis=0)  # the mean's direction, at half its cost
+    norm = float((vector @ vector) ** 0.5)
+    return vector / norm if norm else None
+
+
+def fuse(
+    hits: Sequence[Hit],
+    nearest: Sequence[int],
+    entries: Mapping[int, Candidate],
+    limit: int = SHOWN,
+) -> list[Hit]:
+    """BM25's `hits` and the `nearest` exchange ids (best first) by reciprocal rank:
+    each list adds weight ÷ (`RRF_K` + its rank); ties keep BM25's order. At most
+    `limit` and at most as many as BM25 found; an exchange only the embedding found
+    comes with no matched term (shown whole)."""
+    if not hits:
+        return []
+    scores: dict[int, float] = {}
+    for at, hit in enumerate(hits):
+        scores[hit.exchange.id] = 1.0 / (RRF_K + at)
+    for at, exchange_id in enumerate(nearest):
+        scores[exchange_id] = scores.get(exchange_id, 0.0) + DENSE_WEIGHT / (RRF_K + at)
+    by_id = {h.exchange.id: h for h in hits}
+    order = sorted(scores, key=lambda i: -scores[i])  # stable: BM25's first on ties
+    out = []
+    for exchange_id in order[: min(len(hits), limit)]:
+        found = by_id.get(exchange_id)
+        out.append(found if found is not None else Hit(entries[exchange_id].exchange, 0.0, ()))
+    return out
+
+
+class Vectors:
+    """One key's user-side vectors, by exchange id (added in id order), in one growing
+    array: the nearest to a message among those older than a bound, in one product."""
+
+    __slots__ = ("_ids", "_rows", "_size")
+
+    def __init__(self) -> None:
+        self._ids: Any = None
+        self._rows: Any = None
+        self._size = 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    def add(self, exchange_id: int, text: str) -> None:
+        """The user side's vector (zeros when it has no content word)."""
+        model = _model()
+        if model is None:
+            return
+        import numpy as np
+
+        vector = embed(text)
+        if self._rows is None or self._size == len(self._rows):
+            grown = max(16, 2 * self._size)
+            rows, ids = np.zeros((grown, DIM), np.float32), np.zeros(grown, np.int64)
+            if self._rows is not None:
+                rows[: self._size], ids[: self._size] = self._rows, self._ids
+            self._rows, self._ids = rows, ids
+        self._rows[self._size] = 0.0 if vector is None else vector
+        self._ids[self._size] = exchange_id
+        self._size += 1
+
+    def nearest(self, vector: Any, before: int | None, top: int | None = None) -> list[int]:
+        """The ids of the `top` (`DENSE_TOP`) exchanges older than `before` nearest
+        `vector`, best first."""
+        top = DENSE_TOP if top is None else top
+        if not self._size or vector is None:
+            return []
+        import numpy as np
+
+        ids = self._ids[: self._size]
+        n = self._size if before is None else int(np.searchsorted(ids, before))
+        if n <= 0:
+            return []
+        cos = self._rows[:n] @ vector
+        if n > top:
+            best = np.argpartition(-cos, top)[:top]
+            best = best[np.argsort(-cos[best], kind="stable")]
+        else:
+            best = np.argsort(-cos, kind="stable")
+        return [int(i) for i in ids[best]]
