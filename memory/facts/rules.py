@@ -280,10 +280,10 @@ BASE_RULES: list[_Rule] = [
     _rule(
         "id",
         r"\b(?!(?:IMEI|DNI|NIE|NIF|CIF|CP|SN|REF|PIN|CUPS|IBAN|GB)\b)[A-Z]{2,4}"
-        r"(?=(?:\s?\d){7})(?:\s\d{2,6}){2,4}(?![\w.,/:-]|[.,]\d)",
+        r"(?=(?:\s?\d){7})(?:\s\d{2,6}){2,4}(?![\w/:-]|[.,]\d)",
         r"[A-Z]\s\d\d+\s\d\d",
     ),
-    # A software version, "v" first or after its label ("v2.14.3", "firmware 1.8.02").
+    # A software version, "v" first or after its label ("v2.14.3", "firmware 3.2.1").
     _rule(
         "version",
         r"(?<![\w.])[vV]\d{1,3}(?:\.\d{1,4}){1,3}(?![\w]|\.\d)",

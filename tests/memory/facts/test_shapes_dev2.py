@@ -26,6 +26,7 @@ def _read(text: str) -> list[tuple[str, str]]:
         ("the call is at 14:00 CET", [("time", "14:00 CET")]),
         # capitals and grouped digits, seven or more
         ("un momento que lo busco... MV 2026 04418", [("id", "MV 2026 04418")]),
+        ("the reference is MV 2026 04418.", [("id", "MV 2026 04418")]),
         # a version with its "v" or after its label
         ("pone v2.14.3. se actualizo sola", [("version", "v2.14.3")]),
         ("the firmware 3.2.1 is the latest", [("version", "3.2.1")]),
