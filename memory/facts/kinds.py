@@ -93,6 +93,10 @@ _ACCOUNT_LABEL = (
     r"(?i:\s+(?:el|la|the))?\s*[:#=]?\s*"
 )
 
+# What may come between a label and its value on one line: no line break, no closing
+# quote (`memory.facts.extract`'s sealed lines rest on that).
+_BETWEEN = r"""[\w \t,.:;?¿!¡'"()/#-]{0,60}?"""
+
 KIND_RULES: list[_Rule] = [
     # Two capitals, two digits (the check digits), then groups of four.
     _rule(
@@ -212,13 +216,16 @@ KIND_RULES: list[_Rule] = [
         r"(?i:(?<![\w@./-])(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,24})(?![\w@-]|\.\w)",
         r"\w\.(?i:[a-z][a-z])",
     ),
-    # A bank's SWIFT/BIC code in a text that names it: bank, country (checked), place,
-    # branch ("BSCHESMMXXX", "NWBKGB2L").
+    # A bank's SWIFT/BIC code after its name on the same line ("the SWIFT? it's
+    # BSCHESMMXXX", "BIC: NWBKGB2L"): bank, country (checked), place, branch.
     _rule(
         "bic",
-        r"(?<![\w-])[A-Z]{4}[A-Z]{2}[A-Z0-9]{2}(?:[A-Z0-9]{3})?(?![\w-])",
+        rf"(?i:\b(?:swift|bic))\b{_BETWEEN}(?<![\w-])"
+        r"([A-Z]{4}[A-Z]{2}[A-Z0-9]{2}(?:[A-Z0-9]{3})?)(?![\w-])",
         r"(?i:swift|bic)",
         r"[A-Z]{6}[A-Z0-9]{2}",
+        group=1,
+        starts=r"swift|bic",
     ),
     # A handle: "@marta_codes" anywhere, or a line that is one token with a dot or an
     # underscore inside ("marta_codes", "lucia.design"): how a user answers "your

@@ -68,7 +68,7 @@ def test_no_fact_of_the_kind_where_the_shape_does_not_hold(text: str, kind: str)
     "text",
     [
         "marta_codes",
-        "it's BSCHESMMXXX, the SWIFT",
+        "the SWIFT is BSCHESMMXXX",
         "pone v2.14.3",
         "la version 2.14",
         "MV 2026 04418",
