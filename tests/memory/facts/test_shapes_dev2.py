@@ -9,10 +9,7 @@ from memory.fold.extractive import ExtractiveSummarizer
 from memory.fold.keyfacts import PRIORITY, render_fact, salient_facts
 from memory.fold.summarizer import FoldInput
 from memory.types import Exchange
-
-
-def _read(text: str) -> list[tuple[str, str]]:
-    return [(f.kind, f.value) for f in extract_facts(text)]
+from tests.memory.facts.test_numbers import kinds as _read
 
 
 @pytest.mark.parametrize(
