@@ -21,7 +21,7 @@ from memory.caches import WINDOW_TEXTS
 from memory.facts import facts_of
 from memory.topic.context import TopicContext
 from memory.topic.cues import BACK_REFERENCES, CLOSURE, CONTRAST
-from memory.topic.text import phrase_hits, sentences, term_set, words
+from memory.topic.text import phrase_candidates, phrase_hits, sentences, term_set, words
 
 # A gap this long before the message makes it a return (a new day), not the next line.
 RETURN_GAP = timedelta(hours=16)
@@ -168,7 +168,12 @@ def case_rules(r: CaseReading, family_changed: bool) -> tuple[Action, str] | Non
 @lru_cache(maxsize=4096)
 def closes_then_moves_on(message: str) -> bool:
     """ "Eso es todo con la contraseña. Ahora quería…": a closing phrase in an early
-    sentence, then a sentence with words of its own."""
+    sentence, then a sentence with words of its own. A sentence's words are words of the
+    message, so a message without every word of some closing phrase has no closing
+    sentence: most messages are answered by their cached words, not a reading of each
+    sentence."""
+    if not phrase_candidates(message, CLOSURE):
+        return False
     parts = sentences(message)
     for i, part in enumerate(parts[:-1]):
         if phrase_hits(part, CLOSURE) and not phrase_hits(part, CONTRAST):

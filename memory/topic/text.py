@@ -108,6 +108,13 @@ def _cached_phrase_hits(text: str, phrases: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(_phrase_hits((text,), phrases))
 
 
+def phrase_candidates(text: str, phrases: tuple[str, ...]) -> list[str]:
+    """The phrases of the list whose words all occur in `text` (plain words; a phrase with
+    another word is always one): a superset of its hits, and of the hits of any part of
+    `text` cut at spaces or at opening ¿ ¡ (`sentences`), whose words are `text`'s."""
+    return _candidates((text,), phrases)
+
+
 def _phrase_hits(texts: Sequence[str], phrases: Iterable[str]) -> list[str]:
     candidates = _candidates(texts, phrases)
     if not candidates:

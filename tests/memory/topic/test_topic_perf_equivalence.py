@@ -8,8 +8,10 @@ cannot be changed by its caller."""
 from __future__ import annotations
 
 import heapq
+import json
 from datetime import UTC, datetime
 from operator import itemgetter
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -28,6 +30,9 @@ _VOCAB = [
     "eso", "es", "that", "fixed", "it", "new", "issue", "btw", "¿qué", "tal?", "Está",
     "bien.", "hola", "pedido", "#4821", "c++", "resuelto", "adiós", "bye", "anyway",
 ]  # fmt: skip
+_ROOT = Path(__file__).resolve().parents[3]
+_SESSIONS = _ROOT / "tests" / "data" / "topics" / "sessions.jsonl"
+_LONGCASE = _ROOT / "bench" / "data" / "support_dev" / "longcase.jsonl"
 _SEPARATORS = [" ", " ", " ", ". ", ", ", "? ", "! ", "\n", "; ", "¿"]
 _texts = st.lists(
     st.tuples(st.sampled_from(_VOCAB), st.sampled_from(_SEPARATORS)), min_size=0, max_size=30
@@ -68,8 +73,40 @@ def test_cached_sentences_and_closing_are_the_plain_ones_and_fresh(message: str)
     assert got == plain
     got.append("mutated")
     assert text.sentences(message) == plain
-    wrapped = support.closes_then_moves_on.__wrapped__
-    assert support.closes_then_moves_on(message) == wrapped(message)
+    assert support.closes_then_moves_on(message) == _reference_closes_then_moves_on(message)
+
+
+def _reference_closes_then_moves_on(message: str) -> bool:
+    """Before the shortcut on the message's words: every sentence but the last read."""
+    parts = text.sentences(message)
+    for i, part in enumerate(parts[:-1]):
+        if text.phrase_hits(part, CLOSURE) and not text.phrase_hits(part, CONTRAST):
+            rest = " ".join(parts[i + 1 :])
+            return len(text.term_set(rest) - text.term_set(part)) >= 3
+    return False
+
+
+def _corpus_texts() -> list[str]:
+    """Every message and reply of the labelled topic sessions and the long support case."""
+    out: list[str] = []
+    for line in _SESSIONS.read_text(encoding="utf-8").splitlines():
+        for exchange in json.loads(line)["exchanges"]:
+            out += [exchange["user"], exchange.get("assistant") or ""]
+    for line in _LONGCASE.read_text(encoding="utf-8").splitlines():
+        out += [turn["content"] for turn in json.loads(line)["turns"]]
+    return out
+
+
+def test_closing_check_on_real_texts_matches_reading_every_sentence() -> None:
+    """On every text of the labelled sessions and the long case, and on each with a
+    closing sentence put first, the closing check answers as the plain one."""
+    texts = _corpus_texts()
+    assert len(texts) > 500
+    closing = ("Eso es todo, gracias. ", "Solved, thanks! ", "Ya funciona. ¿", "No, resuelto no. ")
+    for sample in texts:
+        for message in (sample, *(lead + sample for lead in closing)):
+            expected = _reference_closes_then_moves_on(message)
+            assert support.closes_then_moves_on(message) == expected, message
 
 
 def _window(pairs: list[tuple[str, str]]) -> tuple[Exchange, ...]:
