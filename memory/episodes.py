@@ -26,10 +26,12 @@ from memory.types import Episode, PreviousCase, TopicDecision, TurnState
 log = structlog.get_logger(__name__)
 
 
-def young(state: TurnState) -> bool:
-    """An episode an automatic reset opened that has folded nothing yet: that reset is
-    not borne out, and a second one carries the case before it on (`chained`)."""
-    return (state.episode.opened_by or "").startswith("auto:") and state.summary is None
+def chains(state: TurnState) -> bool:
+    """An episode an automatic reset opened: a second reset carries the case before it
+    on (`chained`). Not only while it is young: a wrong reset that stood (the new episode
+    talked of something else for a while) leaves the case the user comes back to two
+    resets behind, and a revert can only reach it through the case it keeps."""
+    return (state.episode.opened_by or "").startswith("auto:")
 
 
 class FoldCanceller(Protocol):
@@ -86,7 +88,7 @@ class Episodes:
         identity = carried(exchanges, state.episode.carry_over) if self.carry == "identity" else ()
         case = previous_case(state.episode.id, exchanges, state.last_reply)
         earlier = state.episode.previous
-        if earlier is not None and young(state):
+        if earlier is not None and chains(state):
             case = chained(case, earlier)
         return identity, case
 

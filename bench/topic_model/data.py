@@ -4,14 +4,16 @@
   split once more (`split.json`, a seeded shuffle per language, made before any model
   was fitted to it): the trainer fits on its `fit` half; the `heldout` half is scored
   once per trained model, in aggregate (`heldout_scores`), and its misses are not read.
-- `bench/data/support_train/sessions.jsonl`, sessions written for training by a session
-  that read neither the detector nor any held-out set (its README): all of it is fitted
-  (`--written` may name more files; `bench/data/support_multicase/` is held out).
-- `bench/data/support_train/longcase.jsonl`, that set's long single cases (40 user turns
-  each, one case from start to end), as sessions whose every turn after the first
-  continues: the overnight returns, updates and status reports that must not reset.
+- `bench/data/support_train/sessions.jsonl` and `bench/data/support_dev/sessions.jsonl`,
+  sessions written by sessions that read neither the detector nor any held-out set
+  (their READMEs): all of them are fitted (`--written` names other files;
+  `bench/data/support_multicase/` is held out).
+- `longcase.jsonl` of the same two sets, long single cases (40 user turns each, one case
+  from start to end), as sessions whose every turn after the first continues: the
+  overnight returns, updates and status reports that must not reset (`--long`).
 
-TIAGE dev and `bench/data/blind/` are never read here.
+TIAGE dev, `bench/data/blind/`, `bench/data/support_multicase/` and
+`bench/data/support_dev2/` (the long cases that measure the model) are never read here.
 """
 
 from __future__ import annotations
@@ -28,8 +30,12 @@ from bench.blind.data import load_long_cases
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 SPLIT = HERE / "split.json"
-WRITTEN = (REPO / "bench" / "data" / "support_train" / "sessions.jsonl",)
-LONG = REPO / "bench" / "data" / "support_train" / "longcase.jsonl"
+DATA = REPO / "bench" / "data"
+WRITTEN = (DATA / "support_train" / "sessions.jsonl", DATA / "support_dev" / "sessions.jsonl")
+LONG = (DATA / "support_train" / "longcase.jsonl", DATA / "support_dev" / "longcase.jsonl")
+# support_dev2's held half (its README): never fitted, scored in aggregate only, whatever
+# file names it. support_dev2 as a whole is not fitted by default: it measures the model.
+HELD_LONG = frozenset({"dl2-es-03", "dl2-es-04", "dl2-en-03", "dl2-en-04"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +54,7 @@ def load(
     labelled: Path = topics.DEFAULT_DATA,
     split: Path = SPLIT,
     written: Sequence[Path] | Path | None = WRITTEN,
-    long: Path | None = LONG,
+    long: Sequence[Path] | Path | None = LONG,
 ) -> SupportData:
     """The labelled sessions by `split`'s halves, and the written ones (a file that is
     absent gives none). A labelled session the split does not name is an error: it would land on
@@ -63,15 +69,19 @@ def load(
     held = tuple(s for s in sessions if s.id in held_ids)
     files = (written,) if isinstance(written, Path) else tuple(written or ())
     extra = tuple(s for path in files if path.exists() for s in topics.load(path))
-    cases = long_sessions(long) if long is not None and long.exists() else ()
+    longs = (long,) if isinstance(long, Path) else tuple(long or ())
+    cases = tuple(s for path in longs if path.exists() for s in long_sessions(path))
     return SupportData(fit, held, extra, cases)
 
 
-def long_sessions(path: Path = LONG) -> tuple[topics.Session, ...]:
+def long_sessions(path: Path = LONG[0]) -> tuple[topics.Session, ...]:
     """Long single cases (`bench.blind.data.load_long_cases`'s format) as sessions: the
-    first turn opens the case, every other one continues it (kind `followup`)."""
+    first turn opens the case, every other one continues it (kind `followup`). A case of
+    support_dev2's held half (`HELD_LONG`) is never read into training."""
     out = []
     for case in load_long_cases(path):
+        if case.id in HELD_LONG:
+            continue
         said = case.turns
         turns = tuple(
             topics.Turn(

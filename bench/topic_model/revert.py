@@ -58,7 +58,7 @@ FEATURES = (
     "old_share", "question_taken", "short_yes_no", "cue", "since_reset", "opener_old_terms",
     "opener_old_facts", "opener_terms", "reply_ids", "log_words", "asks",
 )  # fmt: skip
-TOPIC = (0.1, 10.0)  # the shipped support head's L2 and support weight (topic-v3)
+TOPIC = (0.1, 3.0)  # the shipped support head's L2 and support weight (topic-v4)
 THRESHOLDS = (0.45, 0.475, 0.5, 0.525, 0.55)
 REVERT_AT = (0.8, 0.85, 0.9, 0.95)
 WINDOW = topics.DEFAULT_WINDOW

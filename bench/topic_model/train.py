@@ -1,10 +1,10 @@
 """Train the topic model: logistic regression over `memory.topic.features`, numpy only.
 
-    python -m bench.topic_model.train [--out PATH] [--folds 5] [--quick]
+    python -m bench.topic_model.train [--out PATH] [--written F…] [--long F…] [--folds 5] [--quick]
 
 Training data: the TIAGE train split (chit-chat, ../shared/data/tiage/anno_train.json),
-the `fit` half of the labelled support sessions, every session written for training and
-support_train's long single cases (`bench.topic_model.data`). The labelled `heldout` half
+the `fit` half of the labelled support sessions, the written sessions and long single
+cases of support_train and support_dev (`bench.topic_model.data`). The labelled `heldout` half
 is scored once, after the fit, in aggregate only (written into the model file as
 `heldout`). Support turns are weighted up so that a few hundred of them matter next to
 thousands of TIAGE turns. TIAGE dev and the blind sets are never read here.
@@ -51,8 +51,8 @@ from memory.topic.opening import OPENING_FILE, OpeningModel
 from memory.types import Exchange
 
 REPO = Path(__file__).resolve().parents[2]
-DEFAULT_OUT = REPO / "memory" / "topic" / "models" / "topic-v3.json"
-VERSION = "topic-v3"
+DEFAULT_OUT = REPO / "memory" / "topic" / "models" / "topic-v4.json"
+VERSION = "topic-v4"
 WINDOW = 6
 THRESHOLDS = tuple(round(0.05 + 0.025 * i, 3) for i in range(37))
 L2_GRID = (0.003, 0.01, 0.03, 0.1)
@@ -345,13 +345,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, object]:
     parser.add_argument("--tiage", type=Path, default=topic_tiage.DEFAULT_DATA)
     parser.add_argument("--sessions", type=Path, default=topics.DEFAULT_DATA)
     parser.add_argument("--written", type=Path, nargs="*", default=list(support_data.WRITTEN))
+    parser.add_argument("--long", type=Path, nargs="*", default=list(support_data.LONG))
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--splice", type=int, default=SPLICE, help="spliced sessions/session")
     parser.add_argument("--limit", type=int, default=0, help="first N dialogues of each set")
     parser.add_argument("--quick", action="store_true", help="a smaller grid")
     args = parser.parse_args(argv)
     dialogs = topic_tiage.load(args.tiage, "train")
-    support = support_data.load(args.sessions, written=args.written)
+    support = support_data.load(args.sessions, written=args.written, long=args.long)
     sessions = list(support.training)
     if args.limit:
         dialogs, sessions = dialogs[: args.limit], sessions[: args.limit]
@@ -378,7 +379,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, object]:
             "support": f"{len(support.fit)} sessions of tests/data/topics/sessions.jsonl "
             f"(split.json's fit half), {len(support.written)} of "
             f"{support_data.named(args.written)}, {len(support.long)} long single cases of "
-            f"{support_data.named([support_data.LONG])}, +{args.splice} spliced per session",
+            f"{support_data.named(args.long)}, +{args.splice} spliced per session",
             "rows": {"tiage": sources.count("tiage"), "support": sources.count("support")},
         },
         "cv": {"folds": args.folds, "grouped_by": "dialogue (spliced: within a fold)"},

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from memory.caches import WINDOW_TEXTS
 from memory.recall.rank import Candidate, Hit
 from memory.text.stopwords import RECALL_STOP_WORDS
 
@@ -115,9 +116,12 @@ def query_vector(message: str) -> np.ndarray | None:
     return embed(message) if whole >= WHOLE_SHARE * len(words) else None
 
 
+@lru_cache(maxsize=WINDOW_TEXTS)
 def embed(text: str) -> np.ndarray | None:
     """The unit mean of `text`'s content-word token vectors; None without the model or
-    without a content word."""
+    without a content word. Cached by text (read-only: never write into it): a turn's
+    message is embedded once for recall's search, its exchange's vector and the topic
+    check (`memory.topic.meaning`), and a window's texts recur turn after turn."""
     model = _model()
     if model is None:
         return None

@@ -39,9 +39,9 @@ def previous_case(
 
 
 def chained(case: PreviousCase, earlier: PreviousCase) -> PreviousCase:
-    """`case`, closed while it was itself young after an automatic reset (that reset not
-    borne out yet), with the case before it riding on: its facts and terms after the
-    episode's own, within the caps. The episode a revert reopens stays `case`'s, so a
+    """`case`, an episode an automatic reset had opened, with the case before it riding
+    on: its facts and terms after the episode's own, within the caps (an older case's
+    fall off as newer ones fill them). The episode a revert reopens stays `case`'s, so a
     chain of wrong resets is undone one step at a time, and no fact of the case the
     user is still on is lost to the second one."""
     seen = {value for _, value in case.facts}

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
+from memory.recall import dense
 from memory.topic.context import LONG_THREAD_ROUNDS, TopicContext, idle_hours
 from memory.topic.cues import CLOSURE, CONTRAST
 from memory.topic.heuristic import DEFAULT_TUNING, Reading, asked_terms, read_message
@@ -22,6 +24,9 @@ from memory.topic.text import phrase_hits, sentences, term_set, words
 
 # The other speaker addressed ("what about you?", "¿y tú?"): chit-chat opens topics so.
 _YOU = frozenset(("you", "your", "yours", "tu", "tus", "usted", "ustedes", "vos", "ti"))
+
+# Nearness in meaning: the cosines of a sentence embedding (`meaning`).
+MEANING = ("meaning_known", "meaning_last_user", "meaning_last_reply", "meaning_window")
 
 FEATURES: tuple[str, ...] = (
     # how much the message says
@@ -76,6 +81,8 @@ FEATURES: tuple[str, ...] = (
     "returned",
     "log_window",
     "summary_rounds_high",
+    # nearness in meaning (a sentence embedding), not only shared words
+    *MEANING,
     # the message's own shape: how much it reads like a case's first message
     "opening",
     # products the sum cannot form: something new after a closed case, after a silence,
@@ -111,6 +118,7 @@ def extract(ctx: TopicContext, opening: OpeningModel | None = None) -> Extracted
         *_cues(ctx, reading, case),
         *_families(reading),
         *_time(ctx, case),
+        *meaning(ctx),
         opening.logit(ctx.message) if opening is not None else opening_logit(ctx.message),
     )
     return Extracted((*values, *_products(values)), reading, case)
@@ -217,3 +225,39 @@ def _time(ctx: TopicContext, case: CaseReading) -> tuple[float, ...]:
 
 def _share(part: int, whole: int) -> float:
     return part / whole if whole else 0.0
+
+
+def meaning(ctx: TopicContext) -> tuple[float, float, float, float]:
+    """(known, cos last user, cos last reply, cos window) of the message: how near it sits
+    in meaning to the episode, where shared words see nothing ("my card was charged
+    twice", "the refund for the double payment"). The static embedding recall uses
+    (`memory.recall.dense`: WordLlama `l2_supercat`, inside an installed package, nothing
+    downloaded) gives each text a unit vector, cached by text there: the message is
+    embedded once for the topic check and recall, and a window's texts recur turn after
+    turn. Without the package, a text without a content word or a first message, every
+    value is 0 and `known` too, so the model tells "unrelated" from "not measured"."""
+    message = dense.embed(ctx.message)
+    if message is None or not ctx.window:
+        return (0.0, 0.0, 0.0, 0.0)
+    last = ctx.window[-1]
+    texts = [
+        v
+        for e in ctx.window
+        for t in (e.user_text, e.reply_text)
+        if (v := dense.embed(t)) is not None
+    ]
+    window = 0.0
+    if texts:
+        total = sum(texts[1:], texts[0])
+        norm = float((total @ total) ** 0.5)
+        window = float(message @ total) / norm if norm else 0.0
+    return (
+        1.0,
+        _cosine(message, dense.embed(last.user_text)),
+        _cosine(message, dense.embed(last.reply_text)),
+        window,
+    )
+
+
+def _cosine(a: Any, b: Any) -> float:
+    return 0.0 if b is None else float(a @ b)

@@ -18,6 +18,7 @@ from memory.topic.features import FEATURES, Extracted, extract
 from memory.topic.heuristic import reading_signals
 from memory.topic.model import TopicModel, load_model, sigmoid
 from memory.topic.opening import OpeningModel
+from memory.topic.text import term_set
 from memory.types import TopicDecision
 
 Profile = Literal["support", "chat"]
@@ -52,6 +53,8 @@ def detect_learned(
 ) -> TopicDecision:
     """Continue or reset from the learned model's probability of a new subject."""
     early = precheck(ctx)
+    if early is None and profile == "support" and greeted_only(ctx):
+        early = TopicDecision("continue", "empty_episode", {"empty_episode": True})
     if early is not None:
         return TopicDecision(early.action, early.reason, base_signals(ctx) | early.signals)
     model = model or load_model(profile)
@@ -76,6 +79,14 @@ def detect_learned(
     return TopicDecision("continue", "same_case", signals)
 
 
+def greeted_only(ctx: TopicContext) -> bool:
+    """A support episode whose user has said no word of content yet ("Buenas", "hi
+    there!"): the problem that follows opens the case, it does not change it. Not in
+    chit-chat (`chat`), where a greeting's reply often opens the first topic."""
+    window = ctx.window
+    return len(window) == 1 and not ctx.summary.strip() and not term_set(window[0].user_text)
+
+
 def reason_of(contributions: dict[str, float]) -> str:
     """The reason of the named feature pushing hardest towards a reset (a closed case, a
     change of intent, a return after a silence); `new_subject` when none of them pushed
@@ -96,6 +107,6 @@ def _threshold(model: TopicModel, row: Extracted) -> float:
 
 def _top(contributions: dict[str, float], n: int = 3) -> list[list[object]]:
     """The features that pushed hardest towards a reset, strongest first."""
-    # `heapq.nlargest`'s documented equivalent, without its Python-level heap: 49 items
+    # `heapq.nlargest`'s documented equivalent, without its Python-level heap: 53 items
     ranked = sorted(contributions.items(), key=itemgetter(1), reverse=True)[:n]
     return [[name, round(value, 3)] for name, value in ranked if value > 0]

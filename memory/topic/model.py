@@ -1,6 +1,6 @@
 """The learned topic model: logistic regression shipped as a small versioned JSON file.
 
-`bench/topic_model/train.py` writes `memory/topic/models/topic-v3.json`: one head per profile
+`bench/topic_model/train.py` writes `memory/topic/models/topic-v4.json`: one head per profile
 (`support`, `chat`), each with its standardisation, weights, bias and threshold, all
 chosen by cross-validation. This module loads it once, checks it against
 `features.FEATURES` (a file for other features is refused with the names that differ)
@@ -18,7 +18,7 @@ from importlib import resources
 
 from memory.topic.features import FEATURES
 
-MODEL_FILE = "topic-v3.json"
+MODEL_FILE = "topic-v4.json"
 
 
 class ModelFileError(ValueError):

@@ -98,8 +98,11 @@ async def test_a_real_switch_stands_and_the_old_facts_leave_the_request(tmp_path
     assert turns[first]["reset"]
     assert turns[first]["reset_reason"] == "idle"
     assert not any(t["reset_reverted"] for t in turns)
-    assert totals["resets"] == 1
+    # every reset stands (the model may read day one's new order as one more: it is
+    # not this test's subject), and none after the switch
+    assert totals["resets"] == sum(t["reset"] for t in turns) >= 1
     assert totals["resets_reverted"] == 0
+    assert not any(t["reset"] for t in turns[first + 1 :])
     assert "#48213" in turns[first]["context"]  # the closed case rides at first
     for fact in ("#48213", "203.0.113.45", "ns1.hostingbueno.es", "RR123456789ES"):
         assert fact not in turns[-1]["context"]

@@ -1,5 +1,5 @@
-"""Two automatic resets in a row: the second, closing an episode the first opened and
-that has folded nothing yet, carries the case before it on too, so a chain of wrong
+"""Two automatic resets in a row: the second, closing an episode the first opened (young
+or not), carries the case before it on too, so a chain of wrong
 resets never loses the case the user is still on, and a revert undoes one step."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from memory.soft_reset.case import MAX_FACTS, MAX_TERMS, chained
 from memory.store.sqlite.store import SQLiteStore
 from memory.types import PreviousCase
-from tests.memory.test_carry_over import KEY, NEW, OLD, case_of, engine_for, turn
+from tests.memory.test_carry_over import KEY, NEW, OLD, UNRELATED, case_of, engine_for, turn
 
 SECOND = "Otra cosa: el router de casa da la IP 10.0.0.7 y no navega"
 
@@ -62,3 +62,28 @@ async def test_a_second_reset_of_a_young_episode_carries_the_first_case_on(
     assert prepared.decision.signals["reset_revert_reason"] == "shared_facts"
     episodes = await store.episodes(KEY)
     assert len(episodes) == 2  # C folded back into B; A stays closed behind it
+
+
+async def test_a_wrong_reset_that_stood_still_carries_the_case_before_it(
+    store: SQLiteStore,
+) -> None:
+    """Case A, a reset to B that stands long enough to fold (the user asked about opening
+    hours for a while), a second reset to C: C's previous case still holds A's order
+    after B's facts, so naming it reverts C into B, whose own block then holds A."""
+    engine = engine_for(store)
+    for text in OLD:
+        await turn(engine, text)
+    await turn(engine, NEW)  # B, opened by an automatic reset
+    for text in UNRELATED:
+        await turn(engine, text)
+    folded = await store.turn_state(KEY, 2, engine.clock())
+    assert folded.summary is not None  # B is no longer young
+    await turn(engine, SECOND)  # C
+    state = await store.turn_state(KEY, 2, engine.clock())
+    previous = state.episode.previous
+    assert previous is not None
+    values = [value for _, value in previous.facts]
+    assert "4471" in values  # A's, after B's own
+    prepared = await engine.prepare(KEY, "¿Y el pedido 4471? sigue roto")
+    assert prepared.decision.reason == "reset_reverted"
+    assert len(await store.episodes(KEY)) == 2  # C folded back into B; A stays closed

@@ -126,7 +126,7 @@ def test_the_held_out_half_is_never_fitted(tmp_path: Path) -> None:
 def test_every_written_file_is_read_and_an_absent_one_gives_none(tmp_path: Path) -> None:
     """Two written files: both are fitted, a missing third adds nothing, and the model
     file names only those that exist."""
-    (first,) = data.WRITTEN
+    first = data.WRITTEN[0]
     missing = tmp_path / "absent.jsonl"
     one = data.load(written=first)
     both = data.load(written=(first, missing))
@@ -140,14 +140,26 @@ def test_every_written_file_is_read_and_an_absent_one_gives_none(tmp_path: Path)
 
 
 def test_the_long_cases_are_fitted_as_one_open_case_each() -> None:
-    """support_train's long cases join the training sessions: each opens once and every
-    later turn continues, so the model sees what must not reset; `long=None` leaves
-    them out."""
+    """support_train's and support_dev's long cases join the training sessions: each
+    opens once and every later turn continues, so the model sees what must not reset;
+    `long=None` leaves them out."""
     got = data.load()
-    assert len(got.long) == 8
+    assert len(got.long) == 20  # 8 of support_train, 12 of support_dev
+    assert {s.id.split("-")[0] for s in got.long} == {"wl", "dl"}  # support_train, support_dev
     for session in got.long:
         assert session.turns[0].label == "start"
         assert {t.label for t in session.turns[1:]} == {"continue"}
         assert len(session.turns) >= 40
     assert got.training[-len(got.long) :] == got.long
     assert data.load(long=None).long == ()
+
+
+def test_support_dev2_is_not_fitted_and_its_held_half_never_is() -> None:
+    """The default training reads none of support_dev2 (it measures the model), and
+    naming its file still leaves the held half out: only the fit half's four cases."""
+    dev2 = data.DATA / "support_dev2" / "longcase.jsonl"
+    assert not [s.id for s in data.load().long if s.id.startswith("dl2-")]
+    named = data.load(long=dev2).long
+    assert len(named) == 4
+    assert not {s.id for s in named} & data.HELD_LONG
+    assert len(data.long_sessions(dev2)) == 4

@@ -10,6 +10,7 @@ import pytest
 
 from memory.topic.decide import (
     decide,
+    detect_heuristic,
     detect_llm,
     parse_llm_verdict,
 )
@@ -94,7 +95,9 @@ async def test_llm_mode_without_model_falls_back_to_heuristic() -> None:
     assert decision.signals["mode"] == "heuristic"
     assert decision.signals["llm_unavailable"] is True
     assert decision == TopicDecision(decision.action, decision.reason, decision.signals)
-    assert decision.reset
+    offline = detect_heuristic(ctx)
+    assert (decision.action, decision.reason) == (offline.action, offline.reason)
+    assert decision.signals["p"] == offline.signals["p"]
 
 
 def test_parse_llm_verdict_is_total() -> None:
