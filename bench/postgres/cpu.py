@@ -64,12 +64,17 @@ def postmaster_of(url: str) -> int | None:
     """The pid of the server behind `url` when it runs on this machine (else None)."""
     with psycopg.connect(url, autocommit=True) as conn:
         row = conn.execute("SELECT pg_backend_pid()").fetchone()
-    backend = int(row[0]) if row else 0
-    parent = parent_of(backend) if backend else None
+        backend = int(row[0]) if row else 0
+        # read while the connection holds the backend: once closed, a loaded machine may
+        # have reaped it, and the server would read as remote (its CPU as 0)
+        parent = parent_of(backend) if backend else None
     if parent is None:  # not a pid of this machine: the server runs elsewhere
         return None
+    return parent if _command(parent).startswith("postgres") else None
+
+
+def _command(pid: int) -> str:
     try:
-        name = Path(f"/proc/{parent}/comm").read_text()
+        return Path(f"/proc/{pid}/comm").read_text()
     except OSError:
-        return None
-    return parent if name.startswith("postgres") else None
+        return ""

@@ -41,3 +41,33 @@ def test_this_process_children_are_read_from_proc() -> None:
     """`_children` of a real pid reads `/proc`: this test's own process has a parent."""
     parent = os.getppid()
     assert os.getpid() in cpu._children(parent)
+
+
+def test_the_postmaster_is_read_while_the_backend_is_alive(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The backend's parent is read before its connection closes: a loaded machine reaps a
+    closed backend at once, and the server then read as remote (its CPU as 0.00 ms)."""
+    open_connections: list[bool] = []
+
+    class Connection:
+        def __enter__(self) -> Connection:
+            open_connections.append(True)
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            open_connections[-1] = False
+
+        def execute(self, sql: str) -> Connection:
+            return self
+
+        def fetchone(self) -> tuple[int]:
+            return (4321,)
+
+    def parent_of(pid: int) -> int | None:
+        return 77 if pid == 4321 and open_connections[-1] else None
+
+    monkeypatch.setattr(cpu.psycopg, "connect", lambda url, autocommit: Connection())
+    monkeypatch.setattr(cpu, "parent_of", parent_of)
+    monkeypatch.setattr(cpu, "_command", lambda pid: "postgres\n" if pid == 77 else "")
+    assert cpu.postmaster_of("postgresql://x") == 77
