@@ -213,7 +213,7 @@ IDEAS = (
     Idea("30 candidates, 20 hits only", {**OLD, "CANDIDATES": 30, "LIMIT": 20}, **NO_DENSE),
     Idea("both, no related words", **NO_DENSE),
     Idea("+ related words", dense=False),
-    Idea("kept: + sentence embedding, extra places (the product)"),
+    Idea("kept: + embedding, extra places (product)"),
     Idea("  embedding's cut at 13 only (no fusion)", {"DENSE_TOP": 0}),
     Idea("  fusion only (cut at BM25's 20)", {"SHOWN": 20}),
     Idea("  nearest 10", {"DENSE_TOP": 10}),
