@@ -163,6 +163,18 @@ def next_after_question(hits: list[Hit], key: KeyIndex, top: int = 3) -> list[Hi
     return out
 
 
+def neighbours(hits: list[Hit], key: KeyIndex) -> list[Hit]:
+    """The exchanges just before and after the best hit, right after it (a second pass)."""
+    if not hits:
+        return hits
+    have, best = {h.exchange.id for h in hits}, hits[0]
+    near = [key.entries.get(best.exchange.id + step) for step in (-1, 1)]
+    extra = [
+        Hit(c.exchange, best.score * 0.9, ()) for c in near if c and c.exchange.id not in have
+    ]
+    return [best, *extra, *hits[1:]]
+
+
 def weighted(user: float = 0.0, recent: float = 0.0) -> Rerank:
     """Scores raised for matches on the user's side, or for newer exchanges."""
 
@@ -201,7 +213,7 @@ IDEAS = (
     Idea("30 candidates, 20 hits only", {**OLD, "CANDIDATES": 30, "LIMIT": 20}, **NO_DENSE),
     Idea("both, no related words", **NO_DENSE),
     Idea("+ related words", dense=False),
-    Idea("kept: + sentence embedding (the product)"),
+    Idea("kept: + embedding, extra places (product)"),
     Idea("  embedding's cut at 13 only (no fusion)", {"DENSE_TOP": 0}),
     Idea("  fusion only (cut at BM25's 20)", {"SHOWN": 20}),
     Idea("  nearest 10", {"DENSE_TOP": 10}),
@@ -210,10 +222,15 @@ IDEAS = (
     Idea("  embedding weight 2", {"DENSE_WEIGHT": 2.0}),
     Idea("  cut at 10", {"SHOWN": 10}),
     Idea("  cut at 16", {"SHOWN": 16}),
+    Idea("  no extra places (recall9)", {"EXTRA": 0}),
+    Idea("  extra places even when the lists agree", {"AGREE": 0}),
+    Idea("  extra places: 2", {"EXTRA": 2}),
+    Idea("  extra places: 5", {"EXTRA": 5}),
     Idea("+ no cut-offs, 60 candidates, 40 hits",
          {"MIN_SCORE": 0.0, "BEST_SHARE": 0.0, "CANDIDATES": 60, "LIMIT": 40}),
     Idea("+ common words searched (share 0.3)", {"COMMON_SHARE": 0.3}),
     Idea("+ next exchange after a question", rerank=next_after_question),
+    Idea("+ neighbours of the best hit", rerank=neighbours),
     Idea("+ user side weighted ×2", rerank=weighted(user=1.0)),
     Idea("+ recency prior (+20 % newest)", rerank=weighted(recent=0.2)),
     Idea("+ sibling stems expanded", expand=siblings),

@@ -23,7 +23,7 @@ from functools import lru_cache
 
 from memory.blocks import RECALL_TAG, neutralize, render_block
 from memory.recall.rank import Hit
-from memory.recall.trim import trimmed
+from memory.recall.trim import GAP, trimmed
 
 Count = Callable[[str], int]
 MIN_PIECE = 40  # tokens: a clipped exchange shorter than this tells the model nothing
@@ -89,9 +89,12 @@ EMPTY = RecallBlock("", (), 0)
 
 def piece(hit: Hit, language: str) -> str:
     """One exchange as shown under its date line: its number, then both sides, each cut
-    to the sentences the search matched (`memory.recall.trim`)."""
+    to the sentences the search matched (`memory.recall.trim`). An exchange only the
+    sentence embedding found (no matched term) shows its user side, the side its vector
+    is of; its reply is a `[…]`: it pays for the places the embedding adds."""
     ex = hit.exchange
-    return _piece(ex.id, ex.user_text, ex.reply_text, language, frozenset(hit.matched))
+    reply = ex.reply_text if hit.matched else GAP
+    return _piece(ex.id, ex.user_text, reply, language, frozenset(hit.matched))
 
 
 def heading(hit: Hit, language: str) -> str:

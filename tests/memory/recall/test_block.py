@@ -201,3 +201,13 @@ def test_a_cut_never_forms_a_block_tag(pieces: list[str], query: str) -> None:
     assert block.text.count("<recall>") == 1
     assert block.text.count("</recall>") == 1
     assert len(TAG.findall(block.text)) == 2  # the frame's own, no other opener
+
+
+def test_an_exchange_the_embedding_alone_found_shows_its_user_side_only() -> None:
+    """No matched term: the user side whole (its vector's side), the reply one gap."""
+    near = Hit(Exchange(7, 1, "i live in a small village", "how lovely, which one?",
+                        created_at=AT), 0.0, ())  # fmt: skip
+    text = render([hit(3, 5.0, reply="the reply of a match"), near], 500, words, "en").text
+    assert "[#7] User: i live in a small village\nAssistant: […]" in text
+    assert "how lovely" not in text
+    assert "Assistant: the reply of a match" in text

@@ -140,11 +140,17 @@ def test_a_message_of_words_the_vocabulary_splits_is_not_searched_by_meaning() -
     assert english.shape == (dense.DIM,)
 
 
-def test_fusion_returns_no_more_hits_than_bm25_found() -> None:
-    """Twenty nearest exchanges cannot lengthen a two-hit search, nor one with none."""
+def test_fusion_adds_extra_places_only_when_the_lists_disagree_on_the_best() -> None:
+    """Twenty nearest exchanges lengthen a two-hit search by `EXTRA` when BM25's best is
+    not the nearest, not at all when it is, nor a search with no hit."""
     entries = {i: Candidate(exchange(i, f"text {i}"), ("text",)) for i in range(1, 30)}
     nearest = list(range(29, 9, -1))
-    assert len(dense.fuse([hit(1), hit(2)], nearest, entries)) == 2
+    fused = dense.fuse([hit(1), hit(2)], nearest, entries)
+    assert (dense.EXTRA, dense.AGREE) == (3, 1)
+    assert [h.exchange.id for h in fused] == [1, 29, 2, 28, 27]
+    assert [h.exchange.id for h in fused if h.matched == ()] == [29, 28, 27]
+    agreed = dense.fuse([hit(1), hit(2)], [1, *nearest], entries)
+    assert [h.exchange.id for h in agreed] == [1, 2]
     assert dense.fuse([], nearest, entries) == []
     many = [hit(i) for i in range(1, 21)]
     assert len(dense.fuse(many, nearest, entries)) == dense.SHOWN
@@ -191,7 +197,7 @@ def test_the_search_in_memory_recalls_an_exchange_sharing_no_word(
     without = [h.exchange.id for h in index.search(plain)]
     with_vector = [h.exchange.id for h in index.search(fused)]
     assert sorted(without) == [1, 2]
-    assert with_vector == [without[0], 3]
+    assert with_vector == [without[0], 3, without[1]]  # the two disagree: a place more
 
 
 def test_without_the_package_recall_is_bm25_alone(monkeypatch: pytest.MonkeyPatch) -> None:
