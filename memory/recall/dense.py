@@ -9,11 +9,10 @@ A search then fuses two rankings by reciprocal rank (`fuse`): BM25's hits and th
 `DENSE_TOP` exchanges nearest the message. The fused list is cut to BM25's own number of
 hits (plus `EXTRA` when the two lists disagree on the best) and to `SHOWN`, so a message
 that recalls nothing still recalls nothing, and the block grows by a few exchanges at
-most; one only the embedding found is
-shown with its user side only (`memory.recall.block`: its vector is of that side, and
-the reply's tokens pay for the extra places). A message
-mostly of words the vocabulary cuts into pieces (Spanish, mostly) is not searched by
-meaning (`query_vector`).
+most; one only the embedding found is shown with its user side only
+(`memory.recall.block`: its vector is of that side, and the reply's tokens pay for the
+extra places). A message mostly of words the vocabulary cuts into pieces (Spanish,
+mostly) is not searched by meaning (`query_vector`).
 
 The constants were fitted on TIAGE train-built conversations and `bench.recall`'s support
 cases only (`bench.recall.ablation`'s rows, block only, 522 train probes); the dev split
