@@ -130,9 +130,10 @@ def query_vector(message: str) -> np.ndarray | None:
 @lru_cache(maxsize=WINDOW_TEXTS)
 def embed(text: str) -> np.ndarray | None:
     """The unit mean of `text`'s content-word token vectors; None without the model or
-    without a content word. Cached by text (read-only: never write into it): a turn's
-    message is embedded once for recall's search, its exchange's vector and the topic
-    check (`memory.topic.meaning`), and a window's texts recur turn after turn."""
+    without a content word. Cached by text, so read-only (writing into it raises): a
+    turn's message is embedded once for recall's search, its exchange's vector and the
+    topic check (`memory.topic.features.meaning`), and a window's texts recur turn after
+    turn."""
     model = _model()
     if model is None:
         return None
@@ -142,7 +143,11 @@ def embed(text: str) -> np.ndarray | None:
     matrix = model[1]
     vector = matrix.take(ids, axis=0).sum(axis=0)  # the mean's direction, at half its cost
     norm = float((vector @ vector) ** 0.5)
-    return vector / norm if norm else None
+    if not norm:
+        return None
+    unit = vector / norm
+    unit.flags.writeable = False
+    return unit
 
 
 def fuse(

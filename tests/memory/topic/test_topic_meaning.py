@@ -74,3 +74,6 @@ def test_a_message_is_embedded_once_for_recall_and_the_topic_check() -> None:
     meaning(ctx(message))
     assert dense.embed.cache_info().misses == misses + 2  # the window's two texts only
     assert searched is dense.embed(message)
+    assert searched is not None
+    with pytest.raises(ValueError, match="read-only"):
+        searched[0] = 1.0  # a cached vector cannot be changed under its other readers
