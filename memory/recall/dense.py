@@ -145,7 +145,7 @@ def embed(text: str) -> np.ndarray | None:
     norm = float((vector @ vector) ** 0.5)
     if not norm:
         return None
-    unit = vector / norm
+    unit: np.ndarray = vector / norm
     unit.flags.writeable = False
     return unit
 
