@@ -17,7 +17,7 @@ servidor"); it takes no part in equality, so the same value found twice is one f
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 
 from memory.caches import FOLD_TEXTS
@@ -213,7 +213,7 @@ def _line_reading(line: str) -> tuple[tuple[Fact, ...], int]:
         found = rule.starts.search(lowered) if lowered and rule.starts else None
         if passed >> bit & 1 or (lowered and found is None):
             continue
-        if next(iter(_matches(line, rank, rule, found.start() if found else 0)), None):
+        if next(iter(_matches(line, rank, rule, found.start() if found else 0, lowered)), None):
             unsure |= 1 << bit
     return facts_of(line), unsure
 
@@ -270,20 +270,35 @@ def _candidates(text: str) -> Iterable[tuple[int, int, FactKind, int]]:
                 if found is None:
                     continue
                 first = found.start()
-        yield from _matches(text, rank, rule, first)
+        yield from _matches(text, rank, rule, first, lowered)
 
 
 def _matches(
-    text: str, rank: int, rule: _Rule, first: int
+    text: str, rank: int, rule: _Rule, first: int, lowered: str | None = ""
 ) -> Iterable[tuple[int, int, FactKind, int]]:
-    """The candidates of one rule, its gates aside."""
+    """The candidates of one rule, its gates aside (`lowered`: `text` lowered, or "")."""
     kind = rule.kind
-    # From `first` on as in the whole text: lookbehinds and \b still see before it.
-    for match in rule.pattern.finditer(text, first):
+    for match in _found(text, rule, first, lowered):
         start, end = match.span(rule.group)
         end = _strip_trailing(text, start, end, kind)
         if end > start and _bounded(text, start, end) and _plausible(kind, text[start:end]):
             yield start, end, kind, rank
+
+
+def _found(text: str, rule: _Rule, first: int, lowered: str | None) -> Iterator[re.Match[str]]:
+    """The pattern's matches from `first` on, as `finditer` finds them: lookbehinds and
+    \\b still see before `first`. With `heads` and the lowered text, it is tried only where
+    a head is (a head starts every match, and none holds where a match starts)."""
+    if rule.heads is None or not lowered:
+        yield from rule.pattern.finditer(text, first)
+        return
+    end = first
+    for head in rule.heads.finditer(lowered, first):
+        if head.start() >= end:
+            match = rule.pattern.match(text, head.start())
+            if match is not None:
+                end = match.end()
+                yield match
 
 
 def _strip_trailing(text: str, start: int, end: int, kind: FactKind) -> int:

@@ -91,6 +91,10 @@ class _Rule:
     gates: tuple[re.Pattern[str], ...]
     group: int = 0  # the capture group holding the value
     starts: re.Pattern[str] | None = None
+    # Words, lowered, one of which starts every match, none holding where another match
+    # may start: the pattern is tried only where one is (a pattern led by `\b` is
+    # otherwise tried at every index of the text).
+    heads: re.Pattern[str] | None = None
 
     def admits(self, text: str) -> bool:
         """Whether `text` passes every gate and, with `starts`, holds a start (what
@@ -102,7 +106,12 @@ class _Rule:
 
 
 def _rule(
-    kind: FactKind, pattern: str, *gates: str, group: int = 0, starts: str | None = None
+    kind: FactKind,
+    pattern: str,
+    *gates: str,
+    group: int = 0,
+    starts: str | None = None,
+    heads: str | None = None,
 ) -> _Rule:
     return _Rule(
         kind,
@@ -110,6 +119,7 @@ def _rule(
         tuple(map(re.compile, gates)),
         group,
         None if starts is None else re.compile(starts),
+        None if heads is None else re.compile(heads),
     )
 
 
@@ -336,6 +346,11 @@ BASE_RULES: list[_Rule] = [
         starts=r"ticket|tiquet|invoice|factura|pedido|orde|cas|expediente|incidencia|ref"
         r"|reserva|booking|albar|tracking|seguimiento|contra|p[oó]liza|policy|cuenta|account"
         r"|p(?<=\bp)art(?![a-z])|pieza|recambio|m(?<=\bm)odel|c[oó]digo|c(?<=\bc)ode(?![a-z])",
+        # each id word by its start, grouped by first letter (the engine then tries one
+        # alternative per letter): all letters, so no match starts inside one
+        heads=r"c(?:as|ontra|uenta|[oó]digo|ode)|p(?:edido|[oó]liza|olicy|art|ieza)"
+        r"|t(?:icket|iquet|racking)|i(?:nvoice|ncidencia)|factura|orde|expediente"
+        r"|re(?:f|serva|cambio)|booking|a(?:lbar|ccount)|seguimiento|model",
     ),  # A bare number of four digits or more, said without a label ("it says 49106 now", "me
     # sale 1500"): a meter reading, a limit, a reference. Last, so any other kind read on
     # the same digits wins (a phone, a date, an amount, a postcode); a year is not one.

@@ -10,6 +10,7 @@ texts.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -160,3 +161,29 @@ def test_generated_texts_read_as_before(text: str) -> None:
     assert sorted(_candidates(text)) == sorted(_reference_candidates(text))
     assert _read(scan(text)) == _reference_scan(text)
     assert _line_reading.__wrapped__(text)[1] == _reference_unsure(text)
+
+
+_HEADED = [rule for _, rule, _, _ in _RANKED if rule.heads is not None]
+
+
+def test_heads_are_words_of_letters() -> None:
+    """A head holds only letters, so no match (led by a word boundary) starts inside one."""
+    assert _HEADED
+    for rule in _HEADED:
+        assert rule.heads is not None
+        assert rule.pattern.pattern.startswith(r"\b"), rule.kind
+        for char in re.sub(r"[()|?:\[\]]", "", rule.heads.pattern):
+            assert char.isalpha(), (rule.kind, char)
+
+
+@settings(max_examples=800, deadline=None)
+@given(_generated)
+@example("PartNo 12345, CODE: 4471, Código 99-1, modelo X5 20, Orden 12/3")
+def test_a_head_is_where_every_match_starts(text: str) -> None:
+    """Wherever the pattern matches, one of its heads starts there in the lowered text."""
+    lowered = _lowered(text)
+    for rule in _HEADED:
+        assert rule.heads is not None
+        for at in range(len(text)) if lowered else ():
+            if rule.pattern.match(text, at):
+                assert rule.heads.match(lowered, at), (rule.kind, text, at)
