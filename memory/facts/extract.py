@@ -110,9 +110,15 @@ _RUN_GATES = {r"\d": 1, r"\d\d": 2, r"\d\d\d": 3, r"\d\d\d\d": 4, r"\d\d\d\d\d":
 _DIGIT_LED = re.compile(r"(?:\\d|\d|\[\d+\])(?![?*]|\{0)")
 # Gates led by a character class, searched as the same gate led by a literal, the class
 # checked behind it: the engine jumps from one occurrence of the literal to the next where
-# a class tries every index (a reply's "\w\." matched at each letter). Each finds a match
-# exactly when its original does (tests/memory/facts/test_gate_shortcuts.py).
+# a class tries every index (a reply's "\w\." matched at each letter). Gates led by
+# no literal nor class (words ignoring case, alternatives) are searched led by a small
+# class of the characters that start a match, each alternative checking behind it that
+# it starts at the one found. Each finds a match exactly when its original does
+# (tests/memory/facts/test_gate_shortcuts.py).
 _LITERAL_LED = {
+    r"(?i:swift|bic)": r"[SsſBb](?i:(?<=s)wift|(?<=b)ic)",
+    r"[A-Za-z0-9][._][A-Za-z0-9]": r"[._](?<=[A-Za-z0-9][._])[A-Za-z0-9]",
+    r"[$€£¥]|[A-Z][A-Z][A-Z]\s?\d": r"[$€£¥A-Z](?:(?<=[$€£¥])|(?<=[A-Z])[A-Z][A-Z]\s?\d)",
     r"\w\.(?i:[a-z][a-z])": r"\.(?<=\w\.)(?i:[a-z][a-z])",
     r"[0-9A-Fa-f]?:[0-9A-Fa-f:]": r":[0-9A-Fa-f:]",
     r"\d\.\d": r"\.(?<=\d\.)\d",
