@@ -254,6 +254,7 @@ def _candidates(text: str) -> Iterable[tuple[int, int, FactKind, int]]:
     at = digit.start() if digit else 0
     run = max(map(len, _DIGITS.findall(text, at)), default=0) if digit else 0
     rules = _RANKED if run else _RANKED_DIGITLESS
+    runs: list[int] | None = None  # where each run of digits starts
     for rank, rule, needed, gates in rules:
         if needed > run:
             continue
@@ -276,32 +277,46 @@ def _candidates(text: str) -> Iterable[tuple[int, int, FactKind, int]]:
                 if found is None:
                     continue
                 first = found.start()
-        yield from _matches(text, rank, rule, first, lowered)
+        elif rule.at_runs and runs is None:
+            runs = [found.start() for found in _DIGITS.finditer(text, at)]
+        yield from _matches(text, rank, rule, first, lowered, runs)
 
 
 def _matches(
-    text: str, rank: int, rule: _Rule, first: int, lowered: str | None = ""
+    text: str,
+    rank: int,
+    rule: _Rule,
+    first: int,
+    lowered: str | None = "",
+    runs: list[int] | None = None,
 ) -> Iterable[tuple[int, int, FactKind, int]]:
-    """The candidates of one rule, its gates aside (`lowered`: `text` lowered, or "")."""
+    """The candidates of one rule, its gates aside (`lowered`: `text` lowered, or "";
+    `runs`: where its runs of digits start, or None)."""
     kind = rule.kind
-    for match in _found(text, rule, first, lowered):
+    for match in _found(text, rule, first, lowered, runs):
         start, end = match.span(rule.group)
         end = _strip_trailing(text, start, end, kind)
         if end > start and _bounded(text, start, end) and _plausible(kind, text[start:end]):
             yield start, end, kind, rank
 
 
-def _found(text: str, rule: _Rule, first: int, lowered: str | None) -> Iterator[re.Match[str]]:
+def _found(
+    text: str, rule: _Rule, first: int, lowered: str | None, runs: list[int] | None
+) -> Iterator[re.Match[str]]:
     """The pattern's matches from `first` on, as `finditer` finds them: lookbehinds and
-    \\b still see before `first`. With `heads` and the lowered text, it is tried only where
-    a head is (a head starts every match, and none holds where a match starts)."""
-    if rule.heads is None or not lowered:
+    \\b still see before `first`. It is tried only where a match may start when the rule
+    says where: at a head in the lowered text, or where a run of digits starts."""
+    if rule.heads is not None and lowered:
+        starts: Iterable[int] = (head.start() for head in rule.heads.finditer(lowered, first))
+    elif rule.at_runs and runs is not None:
+        starts = runs  # the rule has no start words: `first` is 0
+    else:
         yield from rule.pattern.finditer(text, first)
         return
     end = first
-    for head in rule.heads.finditer(lowered, first):
-        if head.start() >= end:
-            match = rule.pattern.match(text, head.start())
+    for start in starts:
+        if start >= end:
+            match = rule.pattern.match(text, start)
             if match is not None:
                 end = match.end()
                 yield match

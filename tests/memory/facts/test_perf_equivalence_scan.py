@@ -1,5 +1,7 @@
 """The scan's fast paths find exactly what the scan found before them (issue 29, CPU per
-turn): the same candidates, the same facts and labels, the same lines read apart.
+turn): the same candidates, the same facts and labels, the same lines read apart; and
+what they rest on: a rule's heads start each of its matches, a rule read at runs of
+digits matches only where one starts.
 
 The reference below is the scan as it was before those fast paths, kept here verbatim
 (gates searched one by one, each rule's pattern run from its first start word to the end);
@@ -143,7 +145,10 @@ _PIECES = (
     "matrícula plate soy me llamo les habla empresa calling from swift SWIFT BIC bic Bic "
     "BSCHESMMXXX https:// www. x.es ns1.example.net a_b a.b marta_codes @marta user.name "
     "nº no. number : # - / . , 12 123 1234 12345 48213 C1079 12-34-56 PED-310 AB-12-CD "
-    "2024-03-05 10:30 pm 15 de julio € $ 84,90 EUR % İ ı ſ K é ó Ñ"
+    "2024-03-05 10:30 pm 15 de julio € $ 84,90 EUR % İ ı ſ K é ó Ñ 0117 496 0321 "
+    "612 345 678 91 123 45 67 555.123.4567 44.556.677-K 1.2.3.4 ٣٣ ٣ 28028 Madrid 1234 ABC "
+    "3rd of May 5 pm 12/5 04/17/1979 1.250,50 49106 2024 19:45:30 x1 a-1 .5 ,5 :5 el on the "
+    "fecha: Date 14/03"
 )
 _generated = st.lists(
     st.sampled_from([*_PIECES.split(), " ", " ", "\n", "x", "“", "”"]), max_size=20
@@ -187,3 +192,21 @@ def test_a_head_is_where_every_match_starts(text: str) -> None:
         for at in range(len(text)) if lowered else ():
             if rule.pattern.match(text, at):
                 assert rule.heads.match(lowered, at), (rule.kind, text, at)
+
+
+_AT_RUNS = [rule for _, rule, _, _ in _RANKED if rule.at_runs]
+_DIGIT_AT = re.compile(r"(?<!\d)\d")
+
+
+@settings(max_examples=800, deadline=None)
+@given(_generated)
+@example("٣٣:45, 12.5 %, 3rd of May, 91 123 45 67 / 0117 496 0321 ; 1.2.3.4")
+@example("el 14/03, on 12/5, fecha: 3/06 a las 5 pm")
+def test_every_match_of_an_at_runs_rule_starts_a_run_of_digits(text: str) -> None:
+    """Wherever the pattern matches, a digit with no digit before it is there."""
+    assert len(_AT_RUNS) > 10
+    for rule in _AT_RUNS:
+        assert rule.starts is None, rule.kind  # read from the start of the text
+        for at in range(len(text)):
+            if rule.pattern.match(text, at):
+                assert _DIGIT_AT.match(text, at), (rule.kind, text, at)
