@@ -278,7 +278,7 @@ def _candidates(text: str) -> Iterable[tuple[int, int, FactKind, int]]:
                     continue
                 first = found.start()
         elif rule.at_runs and runs is None:
-            runs = [found.start() for found in _DIGITS.finditer(text, at)]
+            runs = [digits.start() for digits in _DIGITS.finditer(text, at)]
         yield from _matches(text, rank, rule, first, lowered, runs)
 
 

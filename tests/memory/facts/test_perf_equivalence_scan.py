@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from bench.data.transcripts import long_support
 from memory.facts.extract import (
     _DIGIT,
+    _DIGITLESS_KINDS,
     _DIGITS,
     _LOOSE,
     _RANKED,
@@ -70,7 +71,7 @@ def _reference_matches(text: str, rank: int, rule: _Rule, first: int) -> Iterato
 
 def _reference_unsure(line: str) -> int:
     """The rules of `_LOOSE` that do not run on `line` but would find something there."""
-    lowered, passed, unsure = _lowered(line), _passing(line), 0
+    lowered, passed, unsure = _lowered(line), _reference_passing(line), 0
     for bit, (rank, rule) in enumerate(_LOOSE):
         found = rule.starts.search(lowered) if lowered and rule.starts else None
         if passed >> bit & 1 or (lowered and found is None):
@@ -78,6 +79,16 @@ def _reference_unsure(line: str) -> int:
         if next(iter(_reference_matches(line, rank, rule, found.start() if found else 0)), None):
             unsure |= 1 << bit
     return unsure
+
+
+def _reference_passing(text: str) -> int:
+    digits = _DIGIT.search(text) is not None
+    return sum(
+        1 << bit
+        for bit, (_, rule) in enumerate(_LOOSE)
+        if (digits or rule.kind in _DIGITLESS_KINDS)
+        and all(gate.search(text) for gate in rule.gates)
+    )
 
 
 def _reference_scan(text: str) -> list[tuple[str, str, str]]:
@@ -110,7 +121,8 @@ def _strings(value: object) -> Iterator[str]:
 
 
 def _corpus() -> list[str]:
-    """Every message and reply of the data sets and of a long bench case, with its lines."""
+    """Every message and reply of the data sets and of a long bench case, with its lines,
+    and bodies of them quoted."""
     texts: list[str] = []
     for name in (
         "tests/data/topics/sessions.jsonl",
@@ -121,7 +133,10 @@ def _corpus() -> list[str]:
             texts.extend(_strings(json.loads(line)))
     for turn in long_support(120, seed=48214):
         texts += [turn.user, turn.reply]
-    return list(dict.fromkeys(p for t in texts for p in (t, *t.split("\n")) if p))
+    texts = list(dict.fromkeys(p for t in texts for p in (t, *t.split("\n")) if p))
+    quoted = [f"- Usuario dijo: «{t}»" for t in texts if "\n" not in t]
+    # and summary bodies of quoted lines, as an extractive fold writes them
+    return texts + ["\n".join(quoted[at : at + 12]) for at in range(0, len(quoted), 12)]
 
 
 def _read(facts: Iterable[Fact]) -> list[tuple[str, str, str]]:
@@ -136,6 +151,7 @@ def test_every_text_of_the_data_reads_as_before() -> None:
         assert sorted(_candidates(text)) == sorted(_reference_candidates(text)), text
         assert _read(scan(text)) == _reference_scan(text), text
         assert _line_reading.__wrapped__(text)[1] == _reference_unsure(text), text
+        assert _passing(text) == _reference_passing(text), text
 
 
 _PIECES = (
@@ -166,6 +182,7 @@ def test_generated_texts_read_as_before(text: str) -> None:
     assert sorted(_candidates(text)) == sorted(_reference_candidates(text))
     assert _read(scan(text)) == _reference_scan(text)
     assert _line_reading.__wrapped__(text)[1] == _reference_unsure(text)
+    assert _passing(text) == _reference_passing(text)
 
 
 _HEADED = [rule for _, rule, _, _ in _RANKED if rule.heads is not None]
