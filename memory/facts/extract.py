@@ -17,7 +17,7 @@ servidor"); it takes no part in equality, so the same value found twice is one f
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 
 from memory.caches import FOLD_TEXTS
@@ -110,9 +110,15 @@ _RUN_GATES = {r"\d": 1, r"\d\d": 2, r"\d\d\d": 3, r"\d\d\d\d": 4, r"\d\d\d\d\d":
 _DIGIT_LED = re.compile(r"(?:\\d|\d|\[\d+\])(?![?*]|\{0)")
 # Gates led by a character class, searched as the same gate led by a literal, the class
 # checked behind it: the engine jumps from one occurrence of the literal to the next where
-# a class tries every index (a reply's "\w\." matched at each letter). Each finds a match
-# exactly when its original does (tests/memory/facts/test_gate_shortcuts.py).
+# a class tries every index (a reply's "\w\." matched at each letter). Gates led by
+# no literal nor class (words ignoring case, alternatives) are searched led by a small
+# class of the characters that start a match, each alternative checking behind it that
+# it starts at the one found. Each finds a match exactly when its original does
+# (tests/memory/facts/test_gate_shortcuts.py).
 _LITERAL_LED = {
+    r"(?i:swift|bic)": r"[SsſBb](?i:(?<=s)wift|(?<=b)ic)",
+    r"[A-Za-z0-9][._][A-Za-z0-9]": r"[._](?<=[A-Za-z0-9][._])[A-Za-z0-9]",
+    r"[$€£¥]|[A-Z][A-Z][A-Z]\s?\d": r"[$€£¥A-Z](?:(?<=[$€£¥])|(?<=[A-Z])[A-Z][A-Z]\s?\d)",
     r"\w\.(?i:[a-z][a-z])": r"\.(?<=\w\.)(?i:[a-z][a-z])",
     r"[0-9A-Fa-f]?:[0-9A-Fa-f:]": r":[0-9A-Fa-f:]",
     r"\d\.\d": r"\.(?<=\d\.)\d",
@@ -213,7 +219,7 @@ def _line_reading(line: str) -> tuple[tuple[Fact, ...], int]:
         found = rule.starts.search(lowered) if lowered and rule.starts else None
         if passed >> bit & 1 or (lowered and found is None):
             continue
-        if next(iter(_matches(line, rank, rule, found.start() if found else 0)), None):
+        if next(iter(_matches(line, rank, rule, found.start() if found else 0, lowered)), None):
             unsure |= 1 << bit
     return facts_of(line), unsure
 
@@ -248,6 +254,7 @@ def _candidates(text: str) -> Iterable[tuple[int, int, FactKind, int]]:
     at = digit.start() if digit else 0
     run = max(map(len, _DIGITS.findall(text, at)), default=0) if digit else 0
     rules = _RANKED if run else _RANKED_DIGITLESS
+    runs: list[int] | None = None  # where each run of digits starts
     for rank, rule, needed, gates in rules:
         if needed > run:
             continue
@@ -270,20 +277,49 @@ def _candidates(text: str) -> Iterable[tuple[int, int, FactKind, int]]:
                 if found is None:
                     continue
                 first = found.start()
-        yield from _matches(text, rank, rule, first)
+        elif rule.at_runs and runs is None:
+            runs = [digits.start() for digits in _DIGITS.finditer(text, at)]
+        yield from _matches(text, rank, rule, first, lowered, runs)
 
 
 def _matches(
-    text: str, rank: int, rule: _Rule, first: int
+    text: str,
+    rank: int,
+    rule: _Rule,
+    first: int,
+    lowered: str | None = "",
+    runs: list[int] | None = None,
 ) -> Iterable[tuple[int, int, FactKind, int]]:
-    """The candidates of one rule, its gates aside."""
+    """The candidates of one rule, its gates aside (`lowered`: `text` lowered, or "";
+    `runs`: where its runs of digits start, or None)."""
     kind = rule.kind
-    # From `first` on as in the whole text: lookbehinds and \b still see before it.
-    for match in rule.pattern.finditer(text, first):
+    for match in _found(text, rule, first, lowered, runs):
         start, end = match.span(rule.group)
         end = _strip_trailing(text, start, end, kind)
         if end > start and _bounded(text, start, end) and _plausible(kind, text[start:end]):
             yield start, end, kind, rank
+
+
+def _found(
+    text: str, rule: _Rule, first: int, lowered: str | None, runs: list[int] | None
+) -> Iterator[re.Match[str]]:
+    """The pattern's matches from `first` on, as `finditer` finds them: lookbehinds and
+    \\b still see before `first`. It is tried only where a match may start when the rule
+    says where: at a head in the lowered text, or where a run of digits starts."""
+    if rule.heads is not None and lowered:
+        starts: Iterable[int] = (head.start() for head in rule.heads.finditer(lowered, first))
+    elif rule.at_runs and runs is not None:
+        starts = runs  # the rule has no start words: `first` is 0
+    else:
+        yield from rule.pattern.finditer(text, first)
+        return
+    end = first
+    for start in starts:
+        if start >= end:
+            match = rule.pattern.match(text, start)
+            if match is not None:
+                end = match.end()
+                yield match
 
 
 def _strip_trailing(text: str, start: int, end: int, kind: FactKind) -> int:

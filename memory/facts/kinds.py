@@ -136,6 +136,7 @@ KIND_RULES: list[_Rule] = [
         "ip",
         r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?!\.?\d)(?:/\d{1,2}(?![\d.]))?(?![\w-])",
         r"\d\.\d",
+        at_runs=True,
     ),
     _rule(
         "ip",
@@ -192,7 +193,7 @@ KIND_RULES: list[_Rule] = [
         group=1,
         starts=r"matr|placa|licen|plate|registration",
     ),
-    _rule("plate", r"(?<![\w-])\d{4}[ -]?[A-Z]{3}(?![\w-])", r"\d\d\d\d[ -]?[A-Z]"),
+    _rule("plate", r"(?<![\w-])\d{4}[ -]?[A-Z]{3}(?![\w-])", r"\d\d\d\d[ -]?[A-Z]", at_runs=True),
     # A British plate: two letters, two digits, three letters ("KX19 ABC").
     _rule("plate", r"(?<![\w-])[A-Z]{2}\d{2}[ ]?[A-Z]{3}(?![\w-])", r"[A-Z]\d\d[ ]?[A-Z]"),
     _rule(

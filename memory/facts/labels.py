@@ -70,7 +70,13 @@ def label_before(text: str, start: int) -> str:
     """The label of the value starting at `text[start]`, or "" when the text gives none."""
     window = text[max(0, start - 80) : start]
     cuts = list(_CLAUSE.finditer(window))
-    words = window[cuts[-1].end() :] if cuts else window
+    return _label(window[cuts[-1].end() :] if cuts else window)
+
+
+@lru_cache(maxsize=FOLD_TEXTS)
+def _label(words: str) -> str:
+    """The label the words of a value's clause give. Cached: the same few words come
+    before the values of many messages ("pedido ", "número de cliente ")."""
     verbs = list(_VERB.finditer(words))
     if verbs:
         after = words[verbs[-1].end() :]

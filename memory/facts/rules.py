@@ -91,6 +91,13 @@ class _Rule:
     gates: tuple[re.Pattern[str], ...]
     group: int = 0  # the capture group holding the value
     starts: re.Pattern[str] | None = None
+    # Words, lowered, one of which starts every match, none holding where another match
+    # may start: the pattern is tried only where one is (a pattern led by `\b` is
+    # otherwise tried at every index of the text).
+    heads: re.Pattern[str] | None = None
+    # Every match starts a run of digits (a digit, none before it): the pattern is tried
+    # only where one starts.
+    at_runs: bool = False
 
     def admits(self, text: str) -> bool:
         """Whether `text` passes every gate and, with `starts`, holds a start (what
@@ -102,7 +109,13 @@ class _Rule:
 
 
 def _rule(
-    kind: FactKind, pattern: str, *gates: str, group: int = 0, starts: str | None = None
+    kind: FactKind,
+    pattern: str,
+    *gates: str,
+    group: int = 0,
+    starts: str | None = None,
+    heads: str | None = None,
+    at_runs: bool = False,
 ) -> _Rule:
     return _Rule(
         kind,
@@ -110,6 +123,8 @@ def _rule(
         tuple(map(re.compile, gates)),
         group,
         None if starts is None else re.compile(starts),
+        None if heads is None else re.compile(heads),
+        at_runs,
     )
 
 
@@ -124,12 +139,18 @@ BASE_RULES: list[_Rule] = [
         "@",
     ),
     # Four digits and a dash.
-    _rule("date", r"\b\d{4}-(?:0[1-9]|1[0-2])-(?:[12]\d|3[01]|0[1-9])\b", r"-(?<=\d\d\d\d-)"),
+    _rule(
+        "date",
+        r"\b\d{4}-(?:0[1-9]|1[0-2])-(?:[12]\d|3[01]|0[1-9])\b",
+        r"-(?<=\d\d\d\d-)",
+        at_runs=True,
+    ),
     # A digit, a separator, a digit.
     _rule(
         "date",
         rf"(?<![\d/.-]){_DAY}([/.-])(?:1[0-2]|0?[1-9])\1(?:\d{{4}}|\d{{2}})\b",
         r"[/.-](?<=\d[/.-])\d",
+        at_runs=True,
     ),
     # A day and a month without a year ("el 14/03", "on 12/5", "fecha: 3/06"): only after
     # a word that introduces a date, and with a two-digit day or month, so a fraction
@@ -148,12 +169,14 @@ BASE_RULES: list[_Rule] = [
         "date",
         r"(?<![\d/.-])(?:1[0-2]|0?[1-9])([/.-])(?:1[3-9]|2\d|3[01])\1(?:\d{4}|\d{2})\b",
         r"[/.-](?<=\d[/.-])\d",
+        at_runs=True,
     ),
     # "de" and a month (the "de" is not folded, the month is).
     _rule(
         "date",
         rf"\b{_DAY}\s+de\s+{_ES_MONTH}(?:\s+(?i:de|del)\s+\d{{4}}(?![\d/-]))?\b",
         rf"de\s+{_ES_MONTH}",
+        at_runs=True,
     ),
     _rule(
         "date",
@@ -165,6 +188,7 @@ BASE_RULES: list[_Rule] = [
         rf"\b{_DAY}(?:st|nd|rd|th)?\s+(?:of\s+)?{_EN_MONTH}\b(?:,?\s+\d{{4}}(?![\d/-]))?",
         _EN_MONTH_START,
         rf"\d(?:st|nd|rd|th)?\s+(?:of\s+)?{_EN_MONTH_START}",
+        at_runs=True,
     ),
     # A digit, a colon, a digit from 0 to 5 and another.
     _rule(
@@ -172,8 +196,9 @@ BASE_RULES: list[_Rule] = [
         rf"(?<![\d:])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?:\s?{_AMPM})?(?![\d:])"
         rf"(?:\s{_ZONE}\b)?",
         r":(?<=\d:)[0-5]\d",
+        at_runs=True,
     ),
-    _rule("time", rf"\b(?:1[0-2]|0?[1-9])\s?{_AMPM}", r"\d\s?(?i:[ap])"),
+    _rule("time", rf"\b(?:1[0-2]|0?[1-9])\s?{_AMPM}", r"\d\s?(?i:[ap])", at_runs=True),
     # A symbol (all hold one of these four) or a code: three capitals, then a number.
     _rule(
         "amount",
@@ -184,11 +209,13 @@ BASE_RULES: list[_Rule] = [
         "amount",
         rf"(?<![\d.,])(?:{_NUM})\s?(?:{_SYMBOL}|(?:{_CODE}|{_WORD})\b)",
         rf"\d\s?(?:{_SYMBOL}|{_CODE}|{_WORD})",
+        at_runs=True,
     ),
     _rule(
         "percent",
         rf"(?<![\d.,])(?:{_NUM})\s?(?:%|(?i:por\s?ciento|percent|per\s?cent)\b)",
         r"\d\s?(?:%|(?i:por\s?ciento|percent|per\s?cent))",
+        at_runs=True,
     ),
     _rule("phone", r"\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,6}(?!\d)", r"\+\d"),
     _rule("phone", r"(?<![\d)])\(\d{3}\)\s?\d{3}[\s.-]?\d{4}(?!\d)", r"\(\d{3}\)"),
@@ -196,17 +223,20 @@ BASE_RULES: list[_Rule] = [
         "phone",
         r"(?<![\d.-])\d{3}[.-]\d{3}[.-]\d{4}(?![\d.-])",
         r"[.-](?<=\d\d\d[.-])\d\d\d[.-]\d\d\d\d",
+        at_runs=True,
     ),
     _rule(
         "phone",
         r"(?<![\d.,])[6789]\d{2}(?:[ .]\d{3}[ .]\d{3}|(?:[ .]\d{2}){3})(?!\d|[.,]\d)",
         r"[6789]\d{2}[ .]\d{2}",
+        at_runs=True,
     ),
     # A Spanish landline of a two-digit province code ("91 123 45 67", Madrid; "93 …").
     _rule(
         "phone",
         r"(?<![\d.,])9[1-8][ .]\d{3}(?:[ .]\d{2}){2}(?!\d|[.,]\d)",
         r"9[1-8][ .]\d\d\d[ .]",
+        at_runs=True,
     ),
     # A national number: the trunk 0 then groups ("0117 496 0321", "07700 900218",
     # "01 23 45 67 89", "011 4321-5678"); ten to twelve digits (`_plausible`), so a date
@@ -216,6 +246,7 @@ BASE_RULES: list[_Rule] = [
         r"(?<![\d.,:/-])(?<!\d\s)0(?:\d{1,4}(?:[ .-]\d{3,8}){1,3}|\d(?:[ .]\d\d){4})"
         r"(?![\d.,:/-]?\d)",
         r"0\d{1,4}[ .-]\d\d",
+        at_runs=True,
     ),
     # A postcode is part of an address only next to its city ("28028 Madrid") or named
     # ("CP 28028", "código postal 08001", "ZIP 94105"); a bare five-digit number is not.
@@ -224,6 +255,7 @@ BASE_RULES: list[_Rule] = [
         r"(?<![\w.,-])\d{5}(?=\s+[A-ZÁÉÍÓÚÑ][a-záéíóúñ]{2,})",
         _FIVE_DIGITS,
         r"\d{5}\s+[A-ZÁÉÍÓÚÑ]",
+        at_runs=True,
     ),
     # A UK postcode after its label ("postcode SW1A 1AA").
     _rule(
@@ -252,6 +284,7 @@ BASE_RULES: list[_Rule] = [
         "id",
         r"(?<![\w.])\d{1,2}\.\d{3}\.\d{3}-?[A-Za-z](?!\w)",
         r"\d\.\d\d\d\.\d\d\d",
+        at_runs=True,
     ),
     # A MAC address ("00:1A:2B:3C:4D:5E"): six hex pairs, no IP.
     _rule(
@@ -336,6 +369,11 @@ BASE_RULES: list[_Rule] = [
         starts=r"ticket|tiquet|invoice|factura|pedido|orde|cas|expediente|incidencia|ref"
         r"|reserva|booking|albar|tracking|seguimiento|contra|p[oó]liza|policy|cuenta|account"
         r"|p(?<=\bp)art(?![a-z])|pieza|recambio|m(?<=\bm)odel|c[oó]digo|c(?<=\bc)ode(?![a-z])",
+        # each id word by its start, grouped by first letter (the engine then tries one
+        # alternative per letter): all letters, so no match starts inside one
+        heads=r"c(?:as|ontra|uenta|[oó]digo|ode)|p(?:edido|[oó]liza|olicy|art|ieza)"
+        r"|t(?:icket|iquet|racking)|i(?:nvoice|ncidencia)|factura|orde|expediente"
+        r"|re(?:f|serva|cambio)|booking|a(?:lbar|ccount)|seguimiento|model",
     ),  # A bare number of four digits or more, said without a label ("it says 49106 now", "me
     # sale 1500"): a meter reading, a limit, a reference. Last, so any other kind read on
     # the same digits wins (a phone, a date, an amount, a postcode); a year is not one.
@@ -343,5 +381,6 @@ BASE_RULES: list[_Rule] = [
         "number",
         r"(?<![\w.,:/#+£$€-])(?!(?:19|20)\d\d(?!\d))\d{4,}(?!\w|[.,:/-]\d)",
         r"\d\d\d\d",
+        at_runs=True,
     ),
 ]

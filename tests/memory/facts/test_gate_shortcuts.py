@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import re._parser as sre_parse
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,8 @@ _GATES = {gate.pattern for rule in _PATTERNS for gate in rule.gates}
 _PIECES = (
     "1 12 123 1234 12345 123456789 0 06 ٣٣ ٣ 2024-03-05 10:30 1.2.3.4 44.556.677-K 5/3 "
     "12/2024 a.b ns1.example.net x.es 00:1A:2B:3C:4D:5E 1a-2b-3c-4d 2a0c::/48 ::1 fe80:: "
-    "A-B a:b 3:z ab:cd . / : - _ x X é ß İ ı ſ \n"
+    "A-B a:b 3:z ab:cd . / : - _ x X é ß İ ı ſ \n swift SWIFT ſwift swıft BIC Bic bic a_b "
+    "a_ _1 x. $ € £ ¥ EUR1 EUR 1 ABC ABCD 4 US$ 3€"
 )
 _texts = st.lists(st.sampled_from([*_PIECES.split(" "), " ", "", "."]), max_size=14).map(
     "".join
@@ -131,3 +133,11 @@ def test_each_shortcut_answers_as_its_gate(text: str) -> None:
         if _DIGIT_LED.match(gate):
             searched = re.compile(_LITERAL_LED.get(gate, gate)).search(text, at) is not None
             assert searched == whole, (gate, text)
+
+
+def test_the_swift_gate_is_led_by_every_case_of_its_first_letters() -> None:
+    """Ignoring case, "s" and "b" match exactly the characters its class lists ("ſ" too)."""
+    everything = "".join(chr(i) for i in range(sys.maxunicode + 1) if not 0xD800 <= i < 0xE000)
+    firsts = {match.group() for match in re.finditer("(?i:[sb])", everything)}
+    assert firsts == set("SsſBb")
+    assert _LITERAL_LED[r"(?i:swift|bic)"].startswith("[SsſBb]")
