@@ -37,10 +37,12 @@ _PARTICLE = r"(?:de|del|de la|de los|y|van|von|da|di|le|la)"
 _PERSON = rf"{_NAME_WORD}(?:[ ](?:{_PARTICLE}[ ])?{_NAME_WORD}){{0,3}}"
 _ORG_WORD = r"[A-ZÁÉÍÓÚÑÜ0-9][\wáéíóúñü&'.-]*[\wáéíóúñü]|[A-Z]"
 _STREET_WORD = r"[A-ZÁÉÍÓÚÑÜ][\wáéíóúñü'.-]*"
-# A Spanish address's floor and door ("3.º B", "2ºA", "5º 2ª", "4º izda.", "bajo") and town.
+# A Spanish address's floor and door ("3.º B", "2ºA", "5º 2ª", "4º izda.", "bajo", "piso
+# 2", "pta 9", "esc. B") and town.
 _FLOOR = (
     r"(?:\d{1,2}\.?\s?[º°ª](?:\s?-?\s?(?:\d{1,2}\s?[º°ª]|izq(?:uierda)?\.?|izq?da\.?|dcha\.?"
-    r"|derecha|[A-Za-z](?!\w)))?|bajo(?:\s[A-Za-z](?!\w))?)"
+    r"|derecha|[A-Za-z](?!\w)))?|bajo(?:\s[A-Za-z](?!\w))?"
+    r"|(?i:piso|planta|puerta|pta\.?|esc(?:alera)?\.?)(?:\s?\d{1,2}(?:\s?[º°ª])?|\s[A-Za-z])(?!\w))"
 )
 _TOWN_WORD = r"[A-ZÁÉÍÓÚÑÜ][\wáéíóúñü'-]+"
 _TOWN = rf"{_TOWN_WORD}(?:\s(?:de\s(?:la\s|las\s|los\s)?|del\s)?{_TOWN_WORD}){{0,2}}"
@@ -167,7 +169,7 @@ KIND_RULES: list[_Rule] = [
         rf"{_STREET_WORD}){{0,4}},?\s+(?:n[º°o]\.?\s*)?\d{{1,4}}(?:\s?[A-Za-z](?!\w))?"
         # its floor and door, postcode and town when they follow ("214, 3.º B, 28028 Madrid",
         # "31, 18012 Granada, 2ºB")
-        rf"(?:,\s?{_FLOOR})?(?:,?\s\d{{5}}(?!\d)(?:\s{_TOWN}(?:,\s?{_FLOOR})?)?)?",
+        rf"(?:,\s?{_FLOOR}){{0,2}}(?:,?\s\d{{5}}(?!\d)(?:\s{_TOWN}(?:,\s?{_FLOOR})?)?)?",
         r"\d",
         starts=r"calle|c/|av|paseo|plaza|pza|camino|carretera|ctra|ronda|traves|pasaje|glorieta"
         r"|r[uú]a|carrer|pol[ií]gono",

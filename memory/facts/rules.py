@@ -344,7 +344,7 @@ BASE_RULES: list[_Rule] = [
     # A capital or digit, a dash, a capital or digit.
     _rule(
         "id",
-        r"\b(?=[A-Z0-9-]{0,40}\d)(?=[A-Z0-9-]{0,40}[A-Z])[A-Z0-9]+(?:-[A-Z0-9]+)+\b",
+        r"\b(?=[A-Z0-9-]{0,40}\d)(?=[A-Z0-9-]{0,40}[A-Z])[A-Z0-9]+(?:-[A-Z0-9]+)+(?:/\d+)?\b",
         r"-(?<=[A-Z0-9]-)[A-Z0-9]",
     ),
     # A letter or digit, a dash or underscore, two digits.

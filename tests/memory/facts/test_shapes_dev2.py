@@ -35,6 +35,18 @@ from tests.memory.facts.test_numbers import kinds as _read
         ("lucia.design", [("username", "lucia.design")]),
         ("mi usuario en insta es @lucia_dz", [("username", "@lucia_dz")]),
         ("vale, te lo paso\nmarta_codes", [("username", "marta_codes")]),
+        # an invoice of a series, its year and number after a slash
+        ("la factura F-2026/0147 sale dos veces", [("id", "F-2026/0147")]),
+        ("la serie F-2026/ va aparte", [("id", "F-2026")]),  # no number, no slash
+        # a Spanish address's door or floor written out
+        (
+            "es avenida del Puerto 62, pta 9, 46023 Valencia",
+            [("address", "avenida del Puerto 62, pta 9, 46023 Valencia")],
+        ),
+        (
+            "calle Colón 5, piso 2, esc. B, 46004 Valencia",
+            [("address", "calle Colón 5, piso 2, esc. B, 46004 Valencia")],
+        ),
     ],
 )
 def test_a_shape_is_read(text: str, expected: list[tuple[str, str]]) -> None:
@@ -71,6 +83,8 @@ def test_no_fact_of_the_kind_where_the_shape_does_not_hold(text: str, kind: str)
         "MV 2026 04418",
         "Released 09:40 PST",
         "al 645 21 88 03, gracias",
+        "la factura F-2026/0147",
+        "avenida del Puerto 62, pta 9, 46023 Valencia",
     ],
 )
 def test_each_new_shape_round_trips_its_key_facts_line(text: str) -> None:
@@ -102,3 +116,8 @@ def test_the_offline_summary_keeps_a_username_given_alone() -> None:
         FoldInput("", exchanges, language="en", max_tokens=200)
     )
     assert "marta_codes" in summary
+
+
+def test_a_floor_word_is_whole_before_its_number_or_letter() -> None:
+    """ "pisos altos" is no floor: the address stops at its street number."""
+    assert _read("calle Mayor 3, pisos altos") == [("address", "calle Mayor 3")]
