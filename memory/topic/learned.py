@@ -81,10 +81,16 @@ def detect_learned(
 
 def greeted_only(ctx: TopicContext) -> bool:
     """A support episode whose user has said no word of content yet ("Buenas", "hi
-    there!"): the problem that follows opens the case, it does not change it. Not in
-    chit-chat (`chat`), where a greeting's reply often opens the first topic."""
+    there!", "buenos días"): the problem that follows opens the case, it does not change
+    it. Not in chit-chat (`chat`), where a greeting's reply often opens the first topic."""
     window = ctx.window
-    return len(window) == 1 and not ctx.summary.strip() and not term_set(window[0].user_text)
+    if len(window) != 1 or ctx.summary.strip():
+        return False
+    return term_set(window[0].user_text) <= _TIME_OF_DAY
+
+
+# The stems a greeting's time of day leaves ("buenos días", "good evening"): no content.
+_TIME_OF_DAY = frozenset({"buen", "dia", "tard", "noch", "morn", "aftern", "even"})
 
 
 def reason_of(contributions: dict[str, float]) -> str:

@@ -188,7 +188,9 @@ def test_empty_episode_never_resets() -> None:
     assert detect_heuristic(ctx).action == "continue"
 
 
-@pytest.mark.parametrize("greeting", ["Buenas", "hi there!", "Hola!!", "hello?"])
+@pytest.mark.parametrize(
+    "greeting", ["Buenas", "hi there!", "Hola!!", "hello?", "Buenos días", "good evening"]
+)
 def test_a_greeting_alone_is_an_empty_episode(greeting: str) -> None:
     """The user has said no word of content yet: the problem that follows opens the case
     (no reset in the support profile); an idle silence still resets first."""
