@@ -26,6 +26,9 @@ _NEW_REQUEST = FEATURES.index("new_request")
 _OTHER_FAMILY = FEATURES.index("other_family")
 _ROUNDS_HIGH = FEATURES.index("summary_rounds_high")
 
+# The stems a greeting's time of day leaves ("buenos días", "good evening"): no content.
+_TIME_OF_DAY = frozenset({"buen", "dia", "tard", "noch", "morn", "aftern", "even"})
+
 # Seed 002: many summary-of-summary rounds risk drift, so next to an explicit new-subject
 # cue the bar drops by this much log-odds. Not fitted (no training turn has a summary).
 LONG_THREAD_LOGIT = 0.5
@@ -87,10 +90,6 @@ def greeted_only(ctx: TopicContext) -> bool:
     if len(window) != 1 or ctx.summary.strip():
         return False
     return term_set(window[0].user_text) <= _TIME_OF_DAY
-
-
-# The stems a greeting's time of day leaves ("buenos días", "good evening"): no content.
-_TIME_OF_DAY = frozenset({"buen", "dia", "tard", "noch", "morn", "aftern", "even"})
 
 
 def reason_of(contributions: dict[str, float]) -> str:

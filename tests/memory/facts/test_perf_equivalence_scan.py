@@ -37,6 +37,7 @@ from memory.facts.extract import (
 )
 from memory.facts.labels import label_before
 from memory.facts.rules import Fact, FactKind, _lowered, _Rule
+from tests.memory.facts.test_gate_shortcuts import _strings
 
 _ROOT = Path(__file__).resolve().parents[3]
 Candidate = tuple[int, int, FactKind, int]
@@ -107,17 +108,6 @@ def _reference_scan(text: str) -> list[tuple[str, str, str]]:
             seen.add(key)
             out.append((fact.kind, fact.value, fact.label))
     return out
-
-
-def _strings(value: object) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
 
 
 def _corpus() -> list[str]:
