@@ -374,7 +374,19 @@ BASE_RULES: list[_Rule] = [
         heads=r"c(?:as|ontra|uenta|[oó]digo|ode)|p(?:edido|[oó]liza|olicy|art|ieza)"
         r"|t(?:icket|iquet|racking)|i(?:nvoice|ncidencia)|factura|orde|expediente"
         r"|re(?:f|serva|cambio)|booking|a(?:lbar|ccount)|seguimiento|model",
-    ),  # A bare number of four digits or more, said without a label ("it says 49106 now", "me
+    ),
+    # Two capitals, a space, three or four digits: a flight ("AC 849 from heathrow", "IB
+    # 3166"), a room, a box. Not a word of a shouted sentence (a capital word before it,
+    # or a short word such as "DE 150", "EN 2025"), a year, a longer run or an amount.
+    _rule(
+        "id",
+        r"(?<![A-Z]\s)(?<![A-Z])\b(?!(?:AL|AN|AS|AT|BE|BY|CP|DE|DO|EL|EN|ES|GO|HA|HE|IF|IN|IS|IT"
+        r"|LA|LE|LO|ME|MI|MY|NO|OF|OK|ON|OR|SE|SI|SO|SU|TE|TO|TU|UN|UP|US|WE|YA|YO)\b)"
+        r"[A-Z]{2}\s(?!(?:19|20)\d\d(?!\d))\d{3,4}(?![\w/:-]|[.,]\d|\s\d)"
+        r"(?!\s?(?:[$€£¥]|(?i:eur|usd|gbp|d[oó]lar|dollar|peso|pound|libra)))",  # an amount
+        r"[A-Z]\s\d\d\d",
+    ),
+    # A bare number of four digits or more, said without a label ("it says 49106 now", "me
     # sale 1500"): a meter reading, a limit, a reference. Last, so any other kind read on
     # the same digits wins (a phone, a date, an amount, a postcode); a year is not one.
     _rule(

@@ -45,6 +45,11 @@ def values(text: str, kind: str | None = None) -> list[str]:
         ("serial number WM8K-22019-XZ on the back", "id", ["WM8K-22019-XZ"]),
         ("please include it, RA 40918273 I think it is", "id", ["RA 40918273"]),
         ("MRN 00482913, DOB 04/17/1979", "id", ["MRN 00482913"]),
+        # two capitals and three or four digits: a flight, a room; not shouting, a year
+        ("AC 849 from heathrow, then domestic", "id", ["AC 849"]),
+        ("vuelo UX 1094, asiento 14C", "id", ["UX 1094"]),
+        ("ME COBRARON DE 150 EUROS EN 2025", "id", []),
+        ("MX 1200 pesos, AB 12, AB 12345", "id", []),
         ("MRN 00482913, DOB 04/17/1979", "date", ["04/17/1979"]),
         ("our VAT number is GB 284 1193 56", "id", ["GB 284 1193 56"]),
         ("he says the new pump was faulty too, part 4471-0920", "id", ["4471-0920"]),
