@@ -77,7 +77,10 @@ class IntakeStates:
         self._by_episode: dict[int, str] = {}
         self._seq = 0  # voids so far
         self._cleared = 0  # `_seq` at the last `clear`
-        self._recent: deque[tuple[int, object]] = deque(maxlen=RECENT)  # (seq, what)
+        self._recent: deque[tuple[int, object]] = deque()  # (seq, what), at most RECENT
+        # each remembered mark's newest void: a check reads three marks, not every void
+        # since its intake (a thousand chats in flight made that a scan of a thousand)
+        self._last: dict[object, int] = {}
 
     def begin(self) -> int:
         """Before an intake's write is queued: the mark its `keep` is checked against."""
@@ -159,20 +162,24 @@ class IntakeStates:
 
     def _void(self, what: object) -> None:
         self._seq += 1
+        if len(self._recent) >= RECENT:  # forget the oldest void, and its mark with it
+            seq, old = self._recent.popleft()
+            if self._last.get(old) == seq:  # no newer void of the same mark
+                del self._last[old]
         self._recent.append((self._seq, what))
+        self._last[what] = self._seq
 
     def _voided_since(self, since: int, state: TurnState) -> bool:
         if self._seq == since:
             return False
         if self._cleared > since or len(self._recent) < self._seq - since:
             return True  # cleared, or more voids than remembered: keep nothing
-        marks = {state.key, ("s", state.session_id), ("e", state.episode.id)}
-        for seq, what in reversed(self._recent):
-            if seq <= since:
-                return False
-            if what in marks:
-                return True
-        return False
+        last = self._last.get
+        return (
+            last(state.key, 0) > since
+            or last(("s", state.session_id), 0) > since
+            or last(("e", state.episode.id), 0) > since
+        )
 
     def _drop(self, key: str) -> _Kept | None:
         kept = self._kept.pop(key, None)

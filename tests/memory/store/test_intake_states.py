@@ -174,6 +174,30 @@ def test_too_many_writes_or_a_clear_meanwhile_keep_nothing() -> None:
     assert states.take(KEY, 6) is None
 
 
+def test_a_void_is_found_among_many_and_forgotten_with_the_oldest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each check agrees with a scan of the remembered voids (the chat's own voids found
+    behind other chats' writes, forgotten only when more were made than remembered)."""
+    monkeypatch.setattr("memory.store.states.RECENT", 5)
+    rng = random.Random(29)
+    for _ in range(300):
+        states, voids = IntakeStates(), []
+        marks = [("void_key", KEY), ("void_session", 1), ("void_episode", 10)]
+        marks += [("void_session", 2), ("void_key", "telegram:2"), ("void_episode", 11)]
+        for name, arg in rng.choices(marks, k=rng.randrange(0, 12)):  # before the intake
+            getattr(states, name)(arg)
+        since = states.begin()
+        for name, arg in rng.choices(marks, k=rng.randrange(0, 9)):
+            getattr(states, name)(arg)
+            voids.append(arg)
+        own = {KEY, 1, 10}
+        mine = any(arg in own for arg in voids)
+        expected = len(voids) > 5 or mine  # more than remembered keeps nothing
+        states.keep(since, 6, _state())
+        assert (states.take(KEY, 6) is None) == expected, voids
+
+
 async def test_concurrent_intakes_and_exchanges_never_hand_out_a_stale_state(
     store: Store,
 ) -> None:
