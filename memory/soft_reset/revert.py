@@ -64,6 +64,10 @@ _CUES = (
     "aun no", "aun sigue", "aun me", "aqui sigo", "lo de antes", "como te decia",
     "still", "same issue", "same problem", "same error", "same thing", "as before",
     "no change", "nothing changed", "keeps happening", "as i said",
+    # it happened again: the same trouble back after a pause ("me ha vuelto a pasar")
+    "vuelto a pasar", "vuelve a pasar", "volvio a pasar", "pasado otra vez",
+    "pasa otra vez", "pasado de nuevo", "pasa de nuevo", "happened again",
+    "happening again",
 )  # fmt: skip
 _CUE = re.compile(r"\b(?:" + "|".join(re.escape(c) for c in _CUES) + r")\b")
 _YES_NO = re.compile(r"^\W*(?:si|no|yes|yep|yeah|nope|correct[oa]?|exact[oa]?|right)\b")

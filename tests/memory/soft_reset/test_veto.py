@@ -24,6 +24,10 @@ CASES = [
     ("Os paso otra vez la IP del router: 192.168.1.1", "shared_facts"),
     ("Buenos días, sigo igual con el router", "continuation_cue"),
     ("Morning, the router still drops the fibre", "continuation_cue"),
+    ("hola, me ha vuelto a pasar! el router no da conexion", "continuation_cue"),
+    ("it happened again, the router dropped at 9", "continuation_cue"),
+    # the same words about something the case never mentioned
+    ("me ha vuelto a pasar con la tienda de Sevilla", None),
     # a cue about something the case never mentioned: a new subject
     ("¿Todavía abre la tienda de Sevilla a las 10?", None),
     ("Quiero devolver unas zapatillas del pedido 7781", None),
