@@ -177,8 +177,8 @@ def test_too_many_writes_or_a_clear_meanwhile_keep_nothing() -> None:
 def test_a_void_is_found_among_many_and_forgotten_with_the_oldest(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Each check agrees with a scan of the remembered voids (the chat's own voids found
-    behind other chats' writes, forgotten only when more were made than remembered)."""
+    """A chat's own void is found behind other chats' writes, voids before the intake
+    never count, and more voids than remembered keep nothing."""
     monkeypatch.setattr("memory.store.states.RECENT", 5)
     rng = random.Random(29)
     for _ in range(300):
