@@ -380,7 +380,7 @@ BASE_RULES: list[_Rule] = [
     # or a short word such as "DE 150", "EN 2025"), a year, a longer run or an amount.
     _rule(
         "id",
-        r"(?<![A-Z]\s)(?<![A-Z])\b(?!(?:AL|AN|AS|AT|BE|BY|CP|DE|DO|EL|EN|ES|GO|HA|HE|IF|IN|IS|IT"
+        r"(?<![A-Z]\s)\b(?!(?:AL|AN|AS|AT|BE|BY|CP|DE|DO|EL|EN|ES|GO|HA|HE|IF|IN|IS|IT"
         r"|LA|LE|LO|ME|MI|MY|NO|OF|OK|ON|OR|SE|SI|SO|SU|TE|TO|TU|UN|UP|US|WE|YA|YO)\b)"
         r"[A-Z]{2}\s(?!(?:19|20)\d\d(?!\d))\d{3,4}(?![\w/:-]|[.,]\d|\s\d)"
         r"(?!\s?(?:[$€£¥]|(?i:eur|usd|gbp|d[oó]lar|dollar|peso|pound|libra)))",  # an amount
