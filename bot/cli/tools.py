@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from bot.ops import inspect_view
-from bot.ops.chart import ChartError, by_session, write_chart
+from bot.ops.chart import ChartError, write_chart
 from bot.ops.chart_png import png_support
 from bot.ops.replay import Report, TranscriptError, run_replay, write_outputs
 from config.logging import configure_logging
@@ -41,7 +41,9 @@ CHARTS = (".html", ".htm", ".svg", ".png")
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     replay = sub.add_parser("replay", help="run a transcript through the pipeline; report tokens")
-    replay.add_argument("transcript", type=Path, help="JSON Lines: role, content, ts?, session?")
+    replay.add_argument(
+        "transcript", type=Path, help="JSON Lines: role, content, ts?, session?, probe?"
+    )
     replay.add_argument("--window", type=int, metavar="N", help="raw signal exchanges kept")
     replay.add_argument("--fold-batch", type=int, metavar="K", help="fold when K are pending")
     replay.add_argument("--chat-model", metavar="M", help="provider:model for unscripted turns")
@@ -139,20 +141,19 @@ def _print_summary(report: Report, args: argparse.Namespace) -> None:
     console = Console()
     table = Table(title=f"replay of {args.transcript.name} ({report.tokenizer})")
     for col in ("session", "turns", "prompt tokens", "full history", "ratio", "folds",
-                "resets"):  # fmt: skip
-        table.add_column(col, justify="left" if col == "session" else "right")
-    data = report.as_json()
-    totals = data["totals"]
-    for name, turns in by_session(data["turns"]).items():
-        prompt = sum(t["prompt_tokens"] for t in turns)
-        full = sum(t["full_history_tokens"] for t in turns)
-        table.add_row(Text(name), str(len(turns)), f"{prompt:,}", f"{full:,}",
-                      f"{prompt / full:.3f}" if full else "-",
-                      str(sum(t["fold_calls"] for t in turns)),
-                      str(sum(1 for t in turns if t["reset"])))  # fmt: skip
-    table.add_row("[b]all[/b]", str(totals["turns"]), f"{totals['prompt_tokens']:,}",
-                  f"{totals['full_history_tokens']:,}", f"{totals['ratio']:.3f}",
-                  str(totals["fold_calls"]), str(totals["resets"]))  # fmt: skip
+                "resets", "reverted"):  # fmt: skip
+        if col == "session":  # a long name wraps rather than being cut
+            table.add_column(col, overflow="fold")
+        else:
+            table.add_column(col, justify="right")
+    for name in [*report.sessions(), None]:
+        t = report.totals(name)
+        table.add_row(Text(name) if name is not None else "[b]all[/b]", str(t["turns"]),
+                      f"{t['prompt_tokens']:,}", f"{t['full_history_tokens']:,}",
+                      f"{t['ratio']:.3f}" if t["full_history_tokens"] else "-",
+                      str(t["fold_calls"]), str(t["resets"]),
+                      str(t["resets_reverted"]))  # fmt: skip
+    totals = report.totals()
     console.print(table)
     console.print(
         f"fold-in tokens: {totals['fold_input_tokens']:,} in / "

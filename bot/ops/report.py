@@ -47,9 +47,14 @@ class Report:
     fold_input_tokens: int = 0
     fold_output_tokens: int = 0
 
-    def totals(self) -> dict[str, Any]:
-        """Over the real turns: probes are left out."""
-        real = [t for t in self.turns if not t.probe]
+    def sessions(self) -> list[str]:
+        """The transcript's sessions, in the order of their first turn."""
+        return list(dict.fromkeys(t.session for t in self.turns))
+
+    def totals(self, session: str | None = None) -> dict[str, Any]:
+        """Over the real turns (of `session`, or all): probes are left out, and a reset
+        counts once it stands (a reverted one is counted apart)."""
+        real = [t for t in self.turns if not t.probe and session in (None, t.session)]
         prompt = sum(t.prompt_tokens for t in real)
         full = sum(t.full_history_tokens for t in real)
         reverted = sum(1 for t in real if t.reset_reverted)
@@ -59,8 +64,8 @@ class Report:
             "full_history_tokens": full,
             "ratio": round(prompt / full, 4) if full else 0.0,
             "fold_calls": sum(t.fold_calls for t in real),
-            "fold_input_tokens": self.fold_input_tokens,
-            "fold_output_tokens": self.fold_output_tokens,
+            "fold_input_tokens": self.fold_input_tokens if session is None else None,
+            "fold_output_tokens": self.fold_output_tokens if session is None else None,
             "resets": sum(1 for t in real if t.reset) - reverted,  # the ones that stand
             "resets_reverted": reverted,
             "recall_tokens": sum(t.recall_tokens for t in real),

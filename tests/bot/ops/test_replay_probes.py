@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from bot.cli.tools import _print_summary
 from bot.ops.replay import TranscriptError, read_transcript, run_replay
+from bot.ops.report import Report, TurnReport
 from config.settings import Settings
 from tests.bot.ops.conftest import conversation, write_transcript
 
@@ -105,3 +108,43 @@ async def test_recall_off_recalls_nothing(tmp_path: Path) -> None:
     assert report.turns[-1].recall_exchanges == 0
     assert "<recall>" not in report.contexts[-1]["system"]
     assert report.as_json()["settings"]["recall"] == "off"
+
+
+def _turn(session: str, n: int, **kw: Any) -> TurnReport:
+    fields: dict[str, Any] = {
+        "session": session, "turn": n, "episode": 1, "prompt_tokens": 100,
+        "full_history_tokens": 200, "window_exchanges": 1, "pending_exchanges": 0,
+        "summary_tokens": 0, "fold_calls": 0, "reset": False, "reset_reason": None,
+        "model_called": True,
+    }  # fmt: skip
+    return TurnReport(**(fields | kw))
+
+
+def test_the_printed_table_adds_up_without_probes_or_reverted_resets(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Each session's row counts what the totals count: no probe, no reverted reset."""
+    report = Report("test", {})
+    report.turns = [
+        _turn("a", 1),
+        _turn("a", 2, reset=True, reset_reason="new_subject"),
+        _turn("a", 3, reset_reverted=True, reset_revert_reason="shared_facts"),
+        _turn("a", 4, prompt_tokens=900, probe=True),
+        _turn("b", 1, reset=True, reset_reason="new_subject"),
+    ]
+    assert report.totals("a") | {"fold_input_tokens": 0, "fold_output_tokens": 0} == {
+        "turns": 3, "prompt_tokens": 300, "full_history_tokens": 600, "ratio": 0.5,
+        "fold_calls": 0, "fold_input_tokens": 0, "fold_output_tokens": 0, "resets": 0,
+        "resets_reverted": 1, "recall_tokens": 0,
+    }  # fmt: skip
+    assert (report.totals()["turns"], report.totals()["resets"]) == (4, 1)
+    args = argparse.Namespace(transcript=Path("t.jsonl"), out=None, contexts=None, chart=None)
+    _print_summary(report, args)
+    rows = {
+        cells[0]: cells[1:]
+        for line in capsys.readouterr().out.splitlines()
+        if len(cells := [c.strip() for c in line.split("│")[1:-1]]) == 8
+    }
+    assert rows["a"] == ["3", "300", "600", "0.500", "0", "0", "1"]
+    assert rows["b"] == ["1", "100", "200", "0.500", "0", "1", "0"]
+    assert rows["all"] == ["4", "400", "800", "0.500", "0", "1", "1"]
