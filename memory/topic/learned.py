@@ -10,6 +10,7 @@ readable. Empty episodes and idle silence are decided before the model, as in ev
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from operator import itemgetter
 from typing import Literal
 
@@ -78,7 +79,7 @@ def detect_learned(
         }
     )
     if p >= threshold:
-        return TopicDecision("reset", reason_of(contributions), signals)
+        return TopicDecision("reset", reason_of(contributions, model, row.values), signals)
     return TopicDecision("continue", "same_case", signals)
 
 
@@ -92,11 +93,16 @@ def greeted_only(ctx: TopicContext) -> bool:
     return term_set(window[0].user_text) <= _TIME_OF_DAY
 
 
-def reason_of(contributions: dict[str, float]) -> str:
+def reason_of(contributions: dict[str, float], model: TopicModel, values: Sequence[float]) -> str:
     """The reason of the named feature pushing hardest towards a reset (a closed case, a
-    change of intent, a return after a silence); `new_subject` when none of them pushed
-    towards it (the message's words and shape did)."""
-    named = [(v, n) for n, v in contributions.items() if n in _REASONS and v > 0]
+    change of intent, a return after a silence) by being there: above its training mean,
+    with a weight towards a reset. A feature that pushes only by its absence (no change
+    of intent where a change usually lowers the odds) names nothing, so the reason never
+    contradicts the reading beside it. `new_subject` when no named one pushed (the
+    message's words and shape did)."""
+    means = dict(zip(model.features, model.means, strict=True))
+    present = {n: x > means[n] for n, x in zip(model.features, values, strict=True)}
+    named = [(v, n) for n, v in contributions.items() if n in _REASONS and v > 0 and present[n]]
     return _REASONS[max(named)[1]] if named else "new_subject"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from importlib import resources
 from pathlib import Path
 
@@ -113,6 +113,22 @@ def test_below_the_threshold_continues_and_at_it_resets() -> None:
     ctx = _ctx("Totally unrelated: can I change my password?", *CASE)
     assert detect_learned(ctx, "support", below).action == "continue"
     assert detect_learned(ctx, "support", above).reset
+
+
+def test_the_reason_names_a_feature_that_is_there_not_one_that_is_absent() -> None:
+    """No silence before the message: the reset never reads as a return, however much
+    the missing gap weighs (the shipped support head's gap weights are negative)."""
+    shipped = load_model()
+    gap = {"log_gap_hours", "overnight", "returned", "gap_novel"}
+    weights = tuple(-5.0 if n in gap else 0.0 for n in FEATURES)
+    model = replace(shipped, weights=weights, bias=0.0)
+    ctx = _ctx("Totally unrelated: can I change my password?", *CASE)
+    decision = detect_learned(ctx, "support", model)
+    assert decision.reset, decision.signals
+    assert decision.reason == "new_subject"
+    after_a_week = replace(ctx, last_activity=NOW - timedelta(days=7))
+    positive = replace(model, weights=tuple(-w for w in weights))
+    assert detect_learned(after_a_week, "support", positive).reason == "returned_new_subject"
 
 
 def test_signals_carry_probability_threshold_and_version() -> None:
