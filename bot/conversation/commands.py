@@ -143,6 +143,8 @@ async def _usage(h: Context, entry: Message, arg: str) -> list[str]:
     if not h.settings.is_operator(entry.user):
         log.info("usage_refused")
         return [t(h.language, "not_operator")]
+    if arg not in ("", "all"):
+        return [t(h.language, "usage_usage")]
     if not isinstance(h.store, UsageQueries):
         return [chat_lines(build_report([]), h.language)]
     key = None if arg == "all" else entry.key

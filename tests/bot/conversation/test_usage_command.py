@@ -27,3 +27,10 @@ async def test_usage_is_operator_only(make_app: MakeApp) -> None:
     app = await make_app(operators=("telegram:1",), language="en")
     [text] = await app.handler.handle(inbound("telegram:7", "/usage", user="telegram:7"))
     assert text == "Sorry, that command is not available."
+
+
+async def test_an_unknown_usage_argument_gets_the_command_s_usage(make_app: MakeApp) -> None:
+    """`/usage foo` says how the command is used instead of showing this chat's figures."""
+    app = await make_app(operators=("telegram:1",), language="en")
+    [text] = await app.handler.handle(inbound("telegram:1", "/usage foo", user="telegram:1"))
+    assert text == "Usage: /usage (this chat) or /usage all (every chat)"
