@@ -13,6 +13,7 @@ from typing import TextIO
 from bot.conversation.handler import ConversationHandler
 from bot.conversation.inbound import Inbound
 from bot.conversation.texts import t
+from bot.terminal import visible
 from config.settings import Settings
 from memory.types import SessionKey
 
@@ -25,7 +26,7 @@ class ConsoleOutbox:
 
     async def send(self, key: SessionKey, texts: Sequence[str]) -> None:
         for text in texts:
-            self.out.write(f"bot> {text}\n")
+            self.out.write(f"bot> {visible(text)}\n")
         self.out.flush()
 
     @contextlib.asynccontextmanager

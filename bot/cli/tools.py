@@ -14,7 +14,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
-from rich.text import Text
 
 from bot.ops import inspect_view
 from bot.ops.chart import ChartError, by_session, write_chart
@@ -146,7 +145,7 @@ def _print_summary(report: Report, args: argparse.Namespace) -> None:
     for name, turns in by_session(data["turns"]).items():
         prompt = sum(t["prompt_tokens"] for t in turns)
         full = sum(t["full_history_tokens"] for t in turns)
-        table.add_row(Text(name), str(len(turns)), f"{prompt:,}", f"{full:,}",
+        table.add_row(inspect_view.shown(name), str(len(turns)), f"{prompt:,}", f"{full:,}",
                       f"{prompt / full:.3f}" if full else "-",
                       str(sum(t["fold_calls"] for t in turns)),
                       str(sum(1 for t in turns if t["reset"])))  # fmt: skip

@@ -1,5 +1,5 @@
-"""The console channel in process: `--debug` lasts one run, and the start says when debug
-is on."""
+"""The console channel in process: `--debug` lasts one run, the start says when debug is
+on, and text is shown to the terminal, never obeyed by it."""
 
 from __future__ import annotations
 
@@ -93,3 +93,12 @@ async def test_start_says_debug_is_on_and_how_to_switch_it_off(tmp_path: Path) -
     assert "/debug off switches it off" in kept
     await _console(tmp_path / "c.db", "/debug off\n")
     assert "Debug mode is on" not in await _console(tmp_path / "c.db", "")
+
+
+async def test_console_shows_control_characters_instead_of_obeying_them(tmp_path: Path) -> None:
+    """An ESC from the user and a C1 CSI or BEL from the model reach the terminal escaped."""
+    model = ScriptedChatModel(script=["done \x9b2J\x07"])
+    out = await _console(tmp_path / "c.db", "a \x1b[31mred\x1b[0m b\n/debug on\nx\x1b[2J\n", model)
+    assert not {"\x1b", "\x9b", "\x07"} & set(out)
+    assert "bot> done \\x9b2J\\x07" in out
+    assert "x\\x1b[2J" in out  # the debug view echoes the message
