@@ -27,7 +27,7 @@ class HeldInput(io.StringIO):
         self.release = threading.Event()
         self.reader: threading.Thread | None = None
 
-    def __next__(self) -> str:
+    def __next__(self) -> str:  # type: ignore[override]  # typeshed: _IOBase gives bytes
         self.reader = threading.current_thread()
         if line := self.readline():
             return line
