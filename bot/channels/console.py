@@ -13,6 +13,7 @@ from typing import TextIO
 from bot.conversation.handler import ConversationHandler
 from bot.conversation.inbound import Inbound
 from bot.conversation.texts import t
+from bot.terminal import visible
 from config.settings import Settings
 from memory.types import SessionKey
 
@@ -25,7 +26,7 @@ class ConsoleOutbox:
 
     async def send(self, key: SessionKey, texts: Sequence[str]) -> None:
         for text in texts:
-            self.out.write(f"bot> {text}\n")
+            self.out.write(f"bot> {visible(text)}\n")
         self.out.flush()
 
     @contextlib.asynccontextmanager
@@ -71,17 +72,45 @@ async def run_console(
     src: TextIO | None = None,
     out: TextIO | None = None,
 ) -> int:
-    """Read lines until end of input or /quit; each line is one message. Exit status 0."""
+    """Read lines until end of input or /quit; each line is one message. Exit status 0.
+
+    `debug` makes this run a dry run: switched on at the start (unless an earlier
+    `/debug on` left it on) and off again however the run ends: /quit, end of input,
+    Ctrl-C, an error."""
     src, out = src or sys.stdin, out or sys.stdout
     session_key = SessionKey("console", session)
     key = user = str(session_key)
     handler.register("console", ConsoleOutbox(out))
-    lang = settings.language
-    out.write(t(lang, "welcome_console", key=key, model=settings.chat_model) + "\n")
-    if debug:
+    kept = await handler.debug_on(key, user)
+    switched = debug and not kept
+    if switched:
         await handler.set_debug(key, True, user, datetime.now(UTC))
-    await handler.recover()
-    await handler.drain()
+    try:
+        out.write(_welcome(settings, key, switched=switched, kept=kept))
+        await handler.recover()
+        await handler.drain()
+        await _chat(handler, session_key, src, out)
+    finally:
+        if switched:
+            await handler.set_debug(key, False, user, datetime.now(UTC))
+    await handler.drain_folds()
+    return 0
+
+
+def _welcome(settings: Settings, key: str, *, switched: bool, kept: bool) -> str:
+    """The start banner; when debug is on, it says so and how to switch it off."""
+    lang = settings.language
+    lines = [t(lang, "welcome_console", key=key, model=settings.chat_model)]
+    if switched or kept:
+        lines.append(t(lang, "console_debug_kept" if kept else "console_debug_run"))
+    return "\n".join(lines) + "\n"
+
+
+async def _chat(
+    handler: ConversationHandler, session_key: SessionKey, src: TextIO, out: TextIO
+) -> None:
+    """One message per line read, until end of input or /quit."""
+    user = str(session_key)
     queue: asyncio.Queue[str | None] = asyncio.Queue()
     loop, turn = asyncio.get_running_loop(), threading.Semaphore(0)
     editor = src is sys.stdin and out is sys.stdout and src.isatty()
@@ -104,5 +133,3 @@ async def run_console(
             session_key, line.rstrip("\n"), f"console-{now.timestamp():.6f}", now, user
         )
         await handler.handle(inbound)
-    await handler.drain_folds()
-    return 0

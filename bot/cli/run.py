@@ -30,7 +30,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run.set_defaults(runner=cmd_run)
     console = sub.add_parser("console", help="chat in the terminal through the same handler")
     console.add_argument("--session", default="local", help="session name (default: local)")
-    console.add_argument("--debug", action="store_true", help="dry run: show the request")
+    console.add_argument(
+        "--debug", action="store_true", help="dry run for this run only: show the request"
+    )
     console.set_defaults(runner=cmd_console)
 
 

@@ -14,7 +14,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
-from rich.text import Text
 
 from bot.ops import inspect_view
 from bot.ops.chart import ChartError, write_chart
@@ -148,8 +147,8 @@ def _print_summary(report: Report, args: argparse.Namespace) -> None:
             table.add_column(col, justify="right")
     for name in [*report.sessions(), None]:
         t = report.totals(name)
-        table.add_row(Text(name) if name is not None else "[b]all[/b]", str(t["turns"]),
-                      f"{t['prompt_tokens']:,}", f"{t['full_history_tokens']:,}",
+        label = inspect_view.shown(name) if name is not None else "[b]all[/b]"
+        table.add_row(label, str(t["turns"]), f"{t['full_history_tokens']:,}",
                       f"{t['ratio']:.3f}" if t["full_history_tokens"] else "-",
                       str(t["fold_calls"]), str(t["resets"]),
                       str(t["resets_reverted"]))  # fmt: skip

@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from bot.conversation.usage_view import build_report, cost_text
+from bot.terminal import visible
 from config.settings import Settings
 from memory.store.open import open_store
 
@@ -55,7 +56,7 @@ async def cmd_usage(args: argparse.Namespace, settings: Settings) -> int:
 
 def render(report: dict[str, Any], console: Console) -> None:
     if not report["keys"]:
-        which = f" for {escape(report['key'])}" if report["key"] else ""
+        which = f" for {escape(visible(report['key']))}" if report["key"] else ""
         console.print(f"no usage recorded{which}")
         return
     table = Table(title="usage per key and model (provider-reported tokens)")
@@ -64,7 +65,7 @@ def render(report: dict[str, Any], console: Console) -> None:
         table.add_column(col, justify="left" if left else "right", no_wrap=left)
     for entry in report["keys"]:
         for m in entry["models"]:
-            table.add_row(escape(entry["key"]), *_cells(m))
+            table.add_row(escape(visible(entry["key"])), *_cells(m))
     console.print(table)
     models = Table(title="per model, all keys")
     for col in ("model", "purpose", "keys", "calls", "input", "cached", "output", "cost"):
@@ -79,7 +80,7 @@ def render(report: dict[str, Any], console: Console) -> None:
 
 def _cells(m: dict[str, Any]) -> list[str]:
     return [
-        escape(m["model"]),
+        escape(visible(m["model"])),
         m["purpose"],
         f"{m['calls']:,}",
         f"{m['input_tokens']:,}",

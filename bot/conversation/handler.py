@@ -81,6 +81,11 @@ class ConversationHandler:
         """Switch debug mode for `user`'s own messages under `key` (console `--debug`)."""
         await self.store.set_debug(key, on, at, user)
 
+    async def debug_on(self, key: str, user: str) -> bool:
+        """Whether `user`'s own messages under `key` are dry runs now (False for a new key)."""
+        state = await self.store.peek_state(key, self.settings.window_exchanges)
+        return state is not None and state.debug_for(user)
+
     async def handle(self, inbound: Inbound) -> list[str]:
         """Submit and wait for the replies (console, replay, tests)."""
         future = await self.submit(inbound)

@@ -64,6 +64,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "truncated": "\n\n(La respuesta se cortó por su longitud.)",
         "welcome_console": "ventana · consola · sesión {key} · modelo {model}\n"
         "Escribe y pulsa Enter. /help para comandos, /quit o Ctrl-D para salir.",
+        "console_debug_run": "Modo depuración activado solo en esta ejecución: no se llama al "
+        "modelo ni se guarda nada. /debug off lo desactiva ya.",
+        "console_debug_kept": "Modo depuración activado (sigue de un /debug on anterior): no "
+        "se llama al modelo ni se guarda nada. /debug off para desactivarlo.",
     },
     "en": {
         "start": "Hi! I'm your assistant. Tell me what you need; I remember the conversation "
@@ -124,6 +128,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "truncated": "\n\n(The answer was cut short because of its length.)",
         "welcome_console": "ventana · console · session {key} · model {model}\n"
         "Type and press Enter. /help for commands, /quit or Ctrl-D to leave.",
+        "console_debug_run": "Debug mode is on for this run only: the model is not called "
+        "and nothing is stored. /debug off switches it off now.",
+        "console_debug_kept": "Debug mode is on (left on by an earlier /debug on): the model "
+        "is not called and nothing is stored. /debug off switches it off.",
     },
 }
 

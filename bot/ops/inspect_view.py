@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from bot.ops.inspect_rows import EpisodeRow, ExchangeRow, SummaryRow, stored
+from bot.terminal import visible
 from config.settings import Settings
 from memory.carry_over import carry_over_block
 from memory.engine import MemoryEngine
@@ -209,9 +210,15 @@ def table(title: str, *columns: str, **kw: Any) -> Table:
     return out
 
 
+def shown(text: str) -> Text:
+    """Stored text as plain Text: data, never Rich markup (`[/]`, `[bracketed]`) nor a
+    terminal's control sequence (ESC is shown as `\\x1b`)."""
+    return Text(visible(text))
+
+
 def row(out: Table, *cells: str) -> None:
-    """Cells as plain Text: user text is data, never Rich markup (`[/]`, `[bracketed]`)."""
-    out.add_row(*(Text(cell) for cell in cells))
+    """A row of `shown` cells."""
+    out.add_row(*map(shown, cells))
 
 
 def render(data: dict[str, Any], console: Console) -> None:
@@ -220,7 +227,7 @@ def render(data: dict[str, Any], console: Console) -> None:
         Panel.fit(
             f"last activity {s['last_activity'] or '-'} · created {s['created_at']} · "
             f"debug {'on' if s['debug'] else 'off'} · current episode {s['current_episode']}",
-            title=f"[b]{escape(data['key'])}[/b]",
+            title=f"[b]{escape(visible(data['key']))}[/b]",
         )
     )
     console.print(_episodes_table(data["episodes"]))
@@ -230,15 +237,15 @@ def render(data: dict[str, Any], console: Console) -> None:
         console.print(_exchanges_table(f"{name} ({len(cur[name])})", cur[name]))
     if cur["summary"]:
         title = f"summary v{cur['summary_version']} · checkpoint #{cur['checkpoint']}"
-        console.print(Panel.fit(Text(cur["summary"]), title=title))
+        console.print(Panel.fit(shown(cur["summary"]), title=title))
     if cur["carry_over_block"]:
         spent = data["tokens"]["next_request_without_message"]["carry_over"]
         title = f"carried over by the reset · {spent} tokens"
-        console.print(Panel.fit(Text(cur["carry_over_block"]), title=title))
+        console.print(Panel.fit(shown(cur["carry_over_block"]), title=title))
     previous = cur["previous_case"]
     if previous and previous["block"]:
         title = f"previous case (episode {previous['episode']}) · in play: {previous['in_play']}"
-        console.print(Panel.fit(Text(previous["block"]), title=title))
+        console.print(Panel.fit(shown(previous["block"]), title=title))
     if data["resets_reverted"]:
         console.print(_reverted_table(data["resets_reverted"]))
     if data["noise"]:

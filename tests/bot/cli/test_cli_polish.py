@@ -1,5 +1,5 @@
-"""The small things of issue 21 from the command line: --version, markup-safe and uncut
-inspect/sessions, replay outputs checked first, forget of an unknown key, doctor's
+"""The small things of issue 21 from the command line: --version, markup-safe, escaped
+and uncut inspect/sessions, replay outputs checked first, forget of an unknown key, doctor's
 warnings, the honest empty /summary, typo'd variables."""
 
 from __future__ import annotations
@@ -68,6 +68,22 @@ def test_inspect_shows_markup_as_text(capsys: pytest.CaptureFixture[str]) -> Non
     out = capsys.readouterr().out
     assert "close [/] this" in out
     assert "keep [bracketed] and [b]bold[/b]" in out
+
+
+def test_inspect_shows_control_characters_and_export_keeps_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """inspect shows an ESC of the user's text as `\\x1b`, never sends it to the terminal;
+    export's JSON still holds the text exactly as written."""
+    text = "a \x1b[31mred\x1b[0m b \x9b2J"
+    asyncio.run(_say("console:esc", text))
+    assert _main("inspect", "console:esc") == 0
+    out = capsys.readouterr().out
+    assert not {"\x1b", "\x9b"} & set(out)
+    assert "a \\x1b[31mred\\x1b[0m b \\x9b2J" in out
+    assert _main("export", "console:esc") == 0
+    [exchange] = json.loads(capsys.readouterr().out)["exchanges"]
+    assert exchange["user_text"] == text
 
 
 def test_sessions_and_inspect_keep_long_keys_whole(

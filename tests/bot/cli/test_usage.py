@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from bot.cli.main import build_parser
+from bot.cli.usage import render
+from bot.conversation.usage_view import build_report
 from config.settings import load_settings
 from memory.store.postgres.store import PostgresStore
 from memory.store.sqlite.store import SQLiteStore
 from memory.store.turns import NewExchange
+from memory.store.usage import UsageTotal
 from providers.base import Usage
 from tests.support.postgres import postgres_server, postgres_url
 
@@ -104,6 +109,16 @@ def test_table_says_unknown_for_an_unpriced_model(
     assert "openai:my-local-llama" in out
     assert "unknown" in out
     assert "$0.01884" in out
+
+
+def test_table_shows_control_characters_of_keys_and_models() -> None:
+    """A key or a provider-reported model name with an ESC is shown as `\\x1b`, not obeyed."""
+    total = UsageTotal("console:\x1b[2J", "chat", "openai:m\x1b]0;x\x07", 1, 2, 3, 0, T0, T0)
+    out = io.StringIO()
+    render(build_report([total]), Console(file=out, width=200))
+    assert not {"\x1b", "\x07"} & set(out.getvalue())
+    assert "console:\\x1b[2J" in out.getvalue()
+    assert "openai:m\\x1b]0;x\\x07" in out.getvalue()
 
 
 def test_bad_since_is_a_clear_error(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
