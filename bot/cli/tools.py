@@ -21,7 +21,7 @@ from bot.ops.chart import ChartError, by_session, write_chart
 from bot.ops.chart_png import png_support
 from bot.ops.replay import Report, TranscriptError, run_replay, write_outputs
 from config.logging import configure_logging
-from config.settings import Settings, SettingsInvalid, load_settings
+from config.settings import Settings, SettingsInvalid, known_names, load_settings
 from memory.store import Store
 from memory.store.open import open_store
 from memory.tokens import default_tokenizer
@@ -87,7 +87,7 @@ async def cmd_replay(args: argparse.Namespace, settings: Settings) -> int:
     try:
         settings = load_settings(**overrides) if overrides else settings
     except SettingsInvalid as exc:
-        print(f"ventana: {exc}", file=sys.stderr)
+        print(f"ventana: {_by_flag(exc, overrides)}", file=sys.stderr)
         return 2
     if settings.log_level == "info" and not args.verbose:  # per-turn lines would bury it
         configure_logging(settings.log_format, "warning")
@@ -103,6 +103,14 @@ async def cmd_replay(args: argparse.Namespace, settings: Settings) -> int:
             return _err(str(exc))
     _print_summary(report, args)
     return 0
+
+
+def _by_flag(exc: SettingsInvalid, overrides: dict[str, Any]) -> SettingsInvalid:
+    """The problems with each overridden setting named by its flag (`--window`), not by
+    the variable the user did not set (the environment was checked before)."""
+    names = known_names()
+    flags = {names[f]: "--" + a.replace("_", "-") for a, f in OVERRIDES.items() if f in overrides}
+    return SettingsInvalid({flags.get(name, name): why for name, why in exc.problems.items()})
 
 
 def _output_problem(args: argparse.Namespace) -> str | None:
