@@ -1,12 +1,12 @@
 """Every setting of the contract, parsed once at start and passed down.
 
 Sources, strongest first: the environment, `.env`, then the TOML file named by
-`VENTANA_CONFIG` (keys are the variable names, in any case: `VENTANA_WINDOW_EXCHANGES = 8`
-or `window_exchanges = 8`). Invalid values are collected into one `SettingsInvalid`
-naming every bad variable and the value it got, except secrets, which are never echoed.
-A `VENTANA_CONFIG` file that does not exist, or a key in it that no setting has, is an
-error too, named in the same message as the others. Choices (`json`/`console`,
-`es`/`en`, ...) are accepted in any case.
+`VENTANA_CONFIG`, itself set in the environment or `.env` (keys are the variable names,
+in any case: `VENTANA_WINDOW_EXCHANGES = 8` or `window_exchanges = 8`). Invalid values
+are collected into one `SettingsInvalid` naming every bad variable and the value it got,
+except secrets, which are never echoed. A `VENTANA_CONFIG` file that does not exist, or
+a key in it that no setting has, is an error too, named in the same message as the
+others. Choices (`json`/`console`, `es`/`en`, ...) are accepted in any case.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, get_args
 
+from dotenv import dotenv_values
 from pydantic import (
     AliasChoices,
     BeforeValidator,
@@ -156,7 +157,7 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         sources = [init_settings, env_settings, dotenv_settings]
-        toml = os.environ.get("VENTANA_CONFIG")
+        toml = config_file()
         if toml and cls._reads_toml:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=Path(toml)))
         return tuple(sources)
@@ -333,6 +334,15 @@ def closest(name: str, candidates: list[str]) -> str | None:
     return min(longer, key=len) if longer else None
 
 
+def config_file() -> str | None:
+    """The TOML file VENTANA_CONFIG names: from the environment, else from `.env` (the
+    TOML file cannot name itself); None when neither sets it."""
+    if "VENTANA_CONFIG" in os.environ:
+        return os.environ["VENTANA_CONFIG"] or None
+    dotenv = Path(".env")
+    return (dotenv_values(dotenv).get("VENTANA_CONFIG") or None) if dotenv.is_file() else None
+
+
 def _toml_problem(raw: str) -> tuple[str | None, bool]:
     """What is wrong with the VENTANA_CONFIG file (None: nothing), and whether its values
     can still be read: a file with an unknown key can, a missing or malformed one cannot."""
@@ -364,7 +374,7 @@ class _SettingsWithoutToml(Settings):
 def load_settings(**overrides: Any) -> Settings:
     """Read every source once; raise `SettingsInvalid` listing every bad variable, the
     VENTANA_CONFIG file among them (its problem never hides the others')."""
-    toml = os.environ.get("VENTANA_CONFIG")
+    toml = config_file()
     problem, readable = _toml_problem(toml) if toml else (None, True)
     problems = {"VENTANA_CONFIG": problem} if problem else {}
     try:

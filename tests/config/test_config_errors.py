@@ -86,6 +86,19 @@ def test_known_keys_in_any_case_are_accepted(
     assert (s.fold_batch, s.window_exchanges, s.telegram_base_url) == (5, 9, "http://x/")
 
 
+def test_config_file_named_in_dotenv_is_read(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """VENTANA_CONFIG in `.env` (as .env.example offers it) names the TOML file; the
+    environment's wins."""
+    (tmp_path / "a.toml").write_text("fold_batch = 5\n")
+    (tmp_path / "b.toml").write_text("fold_batch = 7\n")
+    (tmp_path / ".env").write_text("VENTANA_CONFIG=a.toml\n")
+    assert load_settings().fold_batch == 5
+    monkeypatch.setenv("VENTANA_CONFIG", "b.toml")
+    assert load_settings().fold_batch == 7
+
+
 def test_bad_values_are_echoed(monkeypatch: pytest.MonkeyPatch) -> None:
     """The error shows the value each bad variable got, so the typo is visible."""
     monkeypatch.setenv("VENTANA_FOLD_BATCH", "zero")
