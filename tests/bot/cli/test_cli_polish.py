@@ -103,6 +103,17 @@ def test_resummarize_says_the_real_cause(capsys: pytest.CaptureFixture[str]) -> 
     assert "unknown session key" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("command", ["resummarize", "forget"])
+def test_a_mistyped_database_is_refused_not_created(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """`resummarize` and `forget` on a VENTANA_DB that does not exist say the key is
+    unknown there (exit 1) and create no database, as `inspect` does."""
+    assert _main(command, "console:x") == 1
+    assert "unknown session key 'console:x' in " in capsys.readouterr().err
+    assert not (tmp_path / "polish.db").exists()
+
+
 def test_forget_with_a_reader_holding_on_says_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
