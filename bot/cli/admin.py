@@ -15,15 +15,15 @@ from providers.probe import ProbeResult, probe
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     doctor = sub.add_parser("doctor", help="check settings, database and model specs")
     doctor.add_argument("--live", action="store_true", help="send one tiny request per model")
-    doctor.set_defaults(runner=cmd_doctor)
+    doctor.set_defaults(runner=cmd_doctor, quiet_logs=True)
     forget = sub.add_parser("forget", help="erase every row of a session key for real")
     forget.add_argument("key", help="e.g. telegram:12345 or whatsapp:34600111222")
     wait_help = "how long to wait for a reader holding an old snapshot (10)"
     forget.add_argument("--wait", type=float, default=10.0, metavar="SECONDS", help=wait_help)
-    forget.set_defaults(runner=cmd_forget)
+    forget.set_defaults(runner=cmd_forget, quiet_logs=True)
     resum = sub.add_parser("resummarize", help="rebuild a key's summary from raw exchanges")
     resum.add_argument("key")
-    resum.set_defaults(runner=cmd_resummarize)
+    resum.set_defaults(runner=cmd_resummarize, quiet_logs=True)
 
 
 def _line(ok: bool, what: str, detail: str) -> bool:

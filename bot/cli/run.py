@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     console = sub.add_parser("console", help="chat in the terminal through the same handler")
     console.add_argument("--session", default="local", help="session name (default: local)")
     console.add_argument("--debug", action="store_true", help="dry run: show the request")
-    console.set_defaults(runner=cmd_console)
+    console.set_defaults(runner=cmd_console, quiet_logs=True)
 
 
 def _quiet_console_logs(settings: Settings) -> None:
@@ -51,7 +51,6 @@ def _quiet_console_logs(settings: Settings) -> None:
 
 
 async def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
-    _quiet_console_logs(settings)
     app = await App.build(settings)
     try:
         return await run_console(app.handler, settings, args.session, debug=args.debug)

@@ -57,13 +57,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     inspect = sub.add_parser("inspect", help="episodes, window, summaries, noise of a key")
     inspect.add_argument("key")
     inspect.add_argument("--json", action="store_true", help="stable JSON instead of tables")
-    inspect.set_defaults(runner=cmd_inspect)
+    inspect.set_defaults(runner=cmd_inspect, quiet_logs=True)
     sessions = sub.add_parser("sessions", help="every key with activity and counts")
     sessions.add_argument("--json", action="store_true")
-    sessions.set_defaults(runner=cmd_sessions)
+    sessions.set_defaults(runner=cmd_sessions, quiet_logs=True)
     export = sub.add_parser("export", help="everything stored for a key, as JSON")
     export.add_argument("key")
-    export.set_defaults(runner=cmd_export)
+    export.set_defaults(runner=cmd_export, quiet_logs=True)
 
 
 def _err(message: str) -> int:

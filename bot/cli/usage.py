@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     usage.add_argument("--since", type=parse_since, metavar="DATE",
                        help="from this date or time on (ISO 8601; UTC by default)")  # fmt: skip
     usage.add_argument("--json", action="store_true", help="stable JSON instead of tables")
-    usage.set_defaults(runner=cmd_usage)
+    usage.set_defaults(runner=cmd_usage, quiet_logs=True)
 
 
 def parse_since(text: str) -> datetime:
