@@ -1,11 +1,12 @@
 """Every setting of the contract, parsed once at start and passed down.
 
 Sources, strongest first: the environment, `.env`, then the TOML file named by
-`VENTANA_CONFIG` (keys are the variable names, in any case: `VENTANA_WINDOW_EXCHANGES = 8`
-or `window_exchanges = 8`). Invalid values are collected into one `SettingsInvalid`
-naming every bad variable and the value it got, except secrets, which are never echoed.
-A `VENTANA_CONFIG` file that does not exist, or a key in it that no setting has, is an
-error too. Choices (`json`/`console`, `es`/`en`, ...) are accepted in any case.
+`VENTANA_CONFIG`, itself set in the environment or `.env` (keys are the variable names,
+in any case: `VENTANA_WINDOW_EXCHANGES = 8` or `window_exchanges = 8`). Invalid values
+are collected into one `SettingsInvalid` naming every bad variable and the value it got,
+except secrets, which are never echoed. A `VENTANA_CONFIG` file that does not exist, or
+a key in it that no setting has, is an error too, named in the same message as the
+others. Choices (`json`/`console`, `es`/`en`, ...) are accepted in any case.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
+from dotenv import dotenv_values
 from pydantic import (
     AliasChoices,
     BeforeValidator,
@@ -155,10 +157,12 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         sources = [init_settings, env_settings, dotenv_settings]
-        toml = os.environ.get("VENTANA_CONFIG")
-        if toml:
+        toml = config_file()
+        if toml and cls._reads_toml:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=Path(toml)))
         return tuple(sources)
+
+    _reads_toml: ClassVar[bool] = True
 
     @field_validator("db", mode="before")
     @classmethod
@@ -330,15 +334,25 @@ def closest(name: str, candidates: list[str]) -> str | None:
     return min(longer, key=len) if longer else None
 
 
-def _toml_problems(raw: str) -> dict[str, str]:
-    """The VENTANA_CONFIG file must exist and hold only keys that some setting has."""
+def config_file() -> str | None:
+    """The TOML file VENTANA_CONFIG names: from the environment, else from `.env` (the
+    TOML file cannot name itself); None when neither sets it."""
+    if "VENTANA_CONFIG" in os.environ:
+        return os.environ["VENTANA_CONFIG"] or None
+    dotenv = Path(".env")
+    return (dotenv_values(dotenv).get("VENTANA_CONFIG") or None) if dotenv.is_file() else None
+
+
+def _toml_problem(raw: str) -> tuple[str | None, bool]:
+    """What is wrong with the VENTANA_CONFIG file (None: nothing), and whether its values
+    can still be read: a file with an unknown key can, a missing or malformed one cannot."""
     path = Path(raw)
     if not path.is_file():
-        return {"VENTANA_CONFIG": f"file {raw!r} does not exist"}
+        return f"file {raw!r} does not exist", False
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        return {"VENTANA_CONFIG": f"{raw}: {exc}"}
+        return f"{raw}: {exc}", False
     known = known_names()
     unknown = []
     for key in data:
@@ -347,18 +361,24 @@ def _toml_problems(raw: str) -> dict[str, str]:
             hint = f" (did you mean {known[guess]}?)" if guess else ""
             unknown.append(f"{key!r}{hint}")
     if unknown:
-        return {"VENTANA_CONFIG": f"{raw}: unknown key(s) {', '.join(unknown)}"}
-    return {}
+        return f"{raw}: unknown key(s) {', '.join(unknown)}", True
+    return None, True
+
+
+class _SettingsWithoutToml(Settings):
+    """The other sources alone: still checked when the VENTANA_CONFIG file is unusable."""
+
+    _reads_toml = False
 
 
 def load_settings(**overrides: Any) -> Settings:
-    """Read every source once; raise `SettingsInvalid` listing every bad variable."""
-    toml = os.environ.get("VENTANA_CONFIG")
-    problems = _toml_problems(toml) if toml else {}
-    if problems:
-        raise SettingsInvalid(problems)
+    """Read every source once; raise `SettingsInvalid` listing every bad variable, the
+    VENTANA_CONFIG file among them (its problem never hides the others')."""
+    toml = config_file()
+    problem, readable = _toml_problem(toml) if toml else (None, True)
+    problems = {"VENTANA_CONFIG": problem} if problem else {}
     try:
-        return Settings(**overrides)
+        settings = (Settings if readable else _SettingsWithoutToml)(**overrides)
     except ValidationError as exc:
         for err in exc.errors(include_url=False):
             loc = tuple(err["loc"])
@@ -368,4 +388,8 @@ def load_settings(**overrides: Any) -> Settings:
             problems.setdefault(_variable(loc), message)
         raise SettingsInvalid(problems) from None
     except (OSError, ValueError) as exc:  # an unreadable or malformed TOML file
-        raise SettingsInvalid({"VENTANA_CONFIG": str(exc)}) from None
+        problems.setdefault("VENTANA_CONFIG", str(exc))
+        raise SettingsInvalid(problems) from None
+    if problems:
+        raise SettingsInvalid(problems)
+    return settings

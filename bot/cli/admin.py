@@ -8,22 +8,22 @@ import sys
 from bot.app import App, build_models, open_store
 from bot.cli.channel_probe import check_channels, doctor_warnings
 from config.settings import Settings
-from memory.store.open import where
+from memory.store.open import exists, where
 from providers.probe import ProbeResult, probe
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     doctor = sub.add_parser("doctor", help="check settings, database and model specs")
     doctor.add_argument("--live", action="store_true", help="send one tiny request per model")
-    doctor.set_defaults(runner=cmd_doctor)
+    doctor.set_defaults(runner=cmd_doctor, quiet_logs=True)
     forget = sub.add_parser("forget", help="erase every row of a session key for real")
     forget.add_argument("key", help="e.g. telegram:12345 or whatsapp:34600111222")
     wait_help = "how long to wait for a reader holding an old snapshot (10)"
     forget.add_argument("--wait", type=float, default=10.0, metavar="SECONDS", help=wait_help)
-    forget.set_defaults(runner=cmd_forget)
+    forget.set_defaults(runner=cmd_forget, quiet_logs=True)
     resum = sub.add_parser("resummarize", help="rebuild a key's summary from raw exchanges")
     resum.add_argument("key")
-    resum.set_defaults(runner=cmd_resummarize)
+    resum.set_defaults(runner=cmd_resummarize, quiet_logs=True)
 
 
 def _line(ok: bool, what: str, detail: str) -> bool:
@@ -67,7 +67,15 @@ async def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
     return 0 if good else 1
 
 
+def _unknown_key(key: str, settings: Settings) -> int:
+    print(f"ventana: unknown session key {key!r} in {settings.db}"
+          " (see `ventana sessions`)", file=sys.stderr)  # fmt: skip
+    return 1
+
+
 async def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
+    if not await exists(settings.db):  # as inspect: a typo'd VENTANA_DB is no new database
+        return _unknown_key(args.key, settings)
     store = await open_store(settings)
     try:
         removed = await store.forget(args.key)
@@ -75,9 +83,7 @@ async def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         await store.close()
     if not removed:
-        print(f"ventana: unknown session key {args.key!r} in {settings.db}"
-              " (see `ventana sessions`)", file=sys.stderr)  # fmt: skip
-        return 1
+        return _unknown_key(args.key, settings)
     rows = f"{removed} session/inbox rows and everything under them"
     if erased:
         print(f"erased {args.key}: {rows}")
@@ -87,6 +93,8 @@ async def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def cmd_resummarize(args: argparse.Namespace, settings: Settings) -> int:
+    if not await exists(settings.db):
+        return _unknown_key(args.key, settings)
     app = await App.build(settings)
     try:
         done = await app.folds.rebuild_report(args.key)

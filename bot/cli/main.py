@@ -52,13 +52,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         explicit.get_secret_value() if explicit else None,
         app_secret.get_secret_value() if app_secret else None,
     )
-    configure_logging(settings.log_format, settings.log_level, pseudonyms)
+    configure_logging(settings.log_format, _log_level(args, settings), pseudonyms)
     warn_unknown_variables()
     runner: Runner = args.runner
     try:
         return asyncio.run(_guarded(runner(args, settings)))
     except KeyboardInterrupt:  # Ctrl-C before the loop could install its handler
         return 130
+
+
+def _log_level(args: argparse.Namespace, settings: Settings) -> str:
+    """An operator tool (`quiet_logs`) shows its own output: its info lines (migrations
+    applied, a fold written, `stopped`) go nowhere unless VENTANA_LOG_LEVEL was set on
+    purpose. Warnings and errors always show."""
+    quiet = getattr(args, "quiet_logs", False) and "log_level" not in settings.model_fields_set
+    return "warning" if quiet else settings.log_level
 
 
 def _version() -> str:

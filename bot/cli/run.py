@@ -24,6 +24,15 @@ ventana is running in the console: no Telegram or WhatsApp settings were found.
     or openai:gpt-4.1-mini with OPENAI_API_KEY (see README).
 """
 
+# `run` without a channel is the console, which needs a terminal: under a supervisor or
+# with piped input it would end at once with status 0, a silent restart loop.
+NO_CHANNEL = (
+    "no channel is configured: set TELEGRAM_BOT_TOKEN for Telegram, or WHATSAPP_ACCESS_TOKEN,"
+    " WHATSAPP_PHONE_NUMBER_ID, WHATSAPP_APP_SECRET and WHATSAPP_VERIFY_TOKEN for WhatsApp;"
+    " without one, `ventana run` opens the console, which needs a terminal"
+    " (`ventana console` also reads piped input)"
+)
+
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run = sub.add_parser("run", help="start every configured channel (console if none)")
@@ -33,7 +42,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     console.add_argument(
         "--debug", action="store_true", help="dry run for this run only: show the request"
     )
-    console.set_defaults(runner=cmd_console)
+    console.set_defaults(runner=cmd_console, quiet_logs=True)
 
 
 def _quiet_console_logs(settings: Settings) -> None:
@@ -44,7 +53,6 @@ def _quiet_console_logs(settings: Settings) -> None:
 
 
 async def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
-    _quiet_console_logs(settings)
     app = await App.build(settings)
     try:
         return await run_console(app.handler, settings, args.session, debug=args.debug)
@@ -54,6 +62,9 @@ async def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
 
 async def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     if not settings.channels:
+        if not sys.stdin.isatty():
+            print(f"ventana: {NO_CHANNEL}", file=sys.stderr)
+            return 2
         sys.stdout.write(BANNER + "\n")
         _quiet_console_logs(settings)
         app = await App.build(settings)

@@ -20,7 +20,7 @@ from bot.ops.chart import ChartError, write_chart
 from bot.ops.chart_png import png_support
 from bot.ops.replay import Report, TranscriptError, run_replay, write_outputs
 from config.logging import configure_logging
-from config.settings import Settings, SettingsInvalid, load_settings
+from config.settings import Settings, SettingsInvalid, known_names, load_settings
 from memory.store import Store
 from memory.store.open import open_store
 from memory.tokens import default_tokenizer
@@ -58,13 +58,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     inspect = sub.add_parser("inspect", help="episodes, window, summaries, noise of a key")
     inspect.add_argument("key")
     inspect.add_argument("--json", action="store_true", help="stable JSON instead of tables")
-    inspect.set_defaults(runner=cmd_inspect)
+    inspect.set_defaults(runner=cmd_inspect, quiet_logs=True)
     sessions = sub.add_parser("sessions", help="every key with activity and counts")
     sessions.add_argument("--json", action="store_true")
-    sessions.set_defaults(runner=cmd_sessions)
+    sessions.set_defaults(runner=cmd_sessions, quiet_logs=True)
     export = sub.add_parser("export", help="everything stored for a key, as JSON")
     export.add_argument("key")
-    export.set_defaults(runner=cmd_export)
+    export.set_defaults(runner=cmd_export, quiet_logs=True)
 
 
 def _err(message: str) -> int:
@@ -88,7 +88,7 @@ async def cmd_replay(args: argparse.Namespace, settings: Settings) -> int:
     try:
         settings = load_settings(**overrides) if overrides else settings
     except SettingsInvalid as exc:
-        print(f"ventana: {exc}", file=sys.stderr)
+        print(f"ventana: {_by_flag(exc, overrides)}", file=sys.stderr)
         return 2
     if settings.log_level == "info" and not args.verbose:  # per-turn lines would bury it
         configure_logging(settings.log_format, "warning")
@@ -104,6 +104,14 @@ async def cmd_replay(args: argparse.Namespace, settings: Settings) -> int:
             return _err(str(exc))
     _print_summary(report, args)
     return 0
+
+
+def _by_flag(exc: SettingsInvalid, overrides: dict[str, Any]) -> SettingsInvalid:
+    """The problems with each overridden setting named by its flag (`--window`), not by
+    the variable the user did not set (the environment was checked before)."""
+    names = known_names()
+    flags = {names[f]: "--" + a.replace("_", "-") for a, f in OVERRIDES.items() if f in overrides}
+    return SettingsInvalid({flags.get(name, name): why for name, why in exc.problems.items()})
 
 
 def _output_problem(args: argparse.Namespace) -> str | None:
@@ -148,7 +156,8 @@ def _print_summary(report: Report, args: argparse.Namespace) -> None:
     for name in [*report.sessions(), None]:
         t = report.totals(name)
         label = inspect_view.shown(name) if name is not None else "[b]all[/b]"
-        table.add_row(label, str(t["turns"]), f"{t['full_history_tokens']:,}",
+        table.add_row(label, str(t["turns"]), f"{t['prompt_tokens']:,}",
+                      f"{t['full_history_tokens']:,}",
                       f"{t['ratio']:.3f}" if t["full_history_tokens"] else "-",
                       str(t["fold_calls"]), str(t["resets"]),
                       str(t["resets_reverted"]))  # fmt: skip

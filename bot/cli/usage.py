@@ -15,7 +15,8 @@ from rich.table import Table
 from bot.conversation.usage_view import build_report, cost_text
 from bot.terminal import visible
 from config.settings import Settings
-from memory.store.open import open_store
+from memory.store import Store
+from memory.store.open import open_store, where
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -24,7 +25,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     usage.add_argument("--since", type=parse_since, metavar="DATE",
                        help="from this date or time on (ISO 8601; UTC by default)")  # fmt: skip
     usage.add_argument("--json", action="store_true", help="stable JSON instead of tables")
-    usage.set_defaults(runner=cmd_usage)
+    usage.set_defaults(runner=cmd_usage, quiet_logs=True)
 
 
 def parse_since(text: str) -> datetime:
@@ -39,19 +40,29 @@ def parse_since(text: str) -> datetime:
 
 
 async def cmd_usage(args: argparse.Namespace, settings: Settings) -> int:
-    totals = []
+    totals, known = [], False
     store = await open_store(settings.db, must_exist=True, pool_size=1, sync=settings.db_sync)
     if store is not None:
         try:
-            totals = await store.usage_totals(args.key, args.since)
+            known = args.key is None or await _known(store, args.key, settings)
+            totals = await store.usage_totals(args.key, args.since) if known else []
         finally:
             await store.close()
+    if args.key is not None and not known:  # as inspect, export, forget: a typo is an error
+        print(f"ventana: unknown session key {args.key!r} in {where(settings.db)}"
+              " (see `ventana sessions`)", file=sys.stderr)  # fmt: skip
+        return 1
     report = build_report(totals, key=args.key, since=args.since)
     if args.json:
         sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
     else:
         render(report, Console())
     return 0
+
+
+async def _known(store: Store, key: str, settings: Settings) -> bool:
+    """Whether `key` has a session (with or without usage yet): what `inspect` asks."""
+    return await store.peek_state(key, settings.window_exchanges) is not None
 
 
 def render(report: dict[str, Any], console: Console) -> None:

@@ -57,9 +57,17 @@ async def open_store(
     `pool_size` is PostgreSQL's, `sync` SQLite's `synchronous`."""
     if is_postgres(target):
         return await PostgresStore.open(str(target), pool_size=pool_size)
-    if must_exist and str(target) != ":memory:" and not await asyncio.to_thread(_is_file, target):
+    if must_exist and not await exists(target):
         return None
     return await SQLiteStore.open(target, sync=sync)
+
+
+async def exists(target: str | Path) -> bool:
+    """Whether the database `target` names is there to open, without creating it: a
+    server (and `:memory:`) always is, a SQLite file when the file exists."""
+    if is_postgres(target) or str(target) == ":memory:":
+        return True
+    return await asyncio.to_thread(_is_file, target)
 
 
 def _is_file(target: str | Path) -> bool:

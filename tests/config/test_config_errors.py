@@ -45,6 +45,34 @@ def test_unknown_key_in_config_file_names_the_closest(
     assert "VENTANA_LANGUAGE" not in text.replace("VENTANA_CONFIG", "")
 
 
+@pytest.mark.parametrize(
+    ("config", "why"),
+    [
+        (None, "does not exist"),
+        ('zzz = 1\nfold_batch = "five"\n', "unknown key(s) 'zzz'"),
+        ("window_exchanges = [\n", "ventana.toml: "),
+    ],
+)
+def test_a_bad_config_file_hides_no_other_bad_variable(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, config: str | None, why: str
+) -> None:
+    """A missing, unknown-keyed or malformed VENTANA_CONFIG is named in the same error as
+    every bad variable, and the bad values a readable file holds."""
+    conf = tmp_path / "ventana.toml"
+    if config is not None:
+        conf.write_text(config)
+    monkeypatch.setenv("VENTANA_CONFIG", str(conf))
+    monkeypatch.setenv("VENTANA_WINDOW_EXCHANGES", "abc")
+    monkeypatch.setenv("VENTANA_RECALL", "maybe")
+    with pytest.raises(SettingsInvalid) as err:
+        load_settings()
+    problems = err.value.problems
+    assert why in problems["VENTANA_CONFIG"]
+    assert "(got 'abc')" in problems["VENTANA_WINDOW_EXCHANGES"]
+    assert "(got 'maybe')" in problems["VENTANA_RECALL"]
+    assert ("VENTANA_FOLD_BATCH" in problems) == ("five" in (config or ""))
+
+
 def test_known_keys_in_any_case_are_accepted(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -56,6 +84,19 @@ def test_known_keys_in_any_case_are_accepted(
     monkeypatch.setenv("VENTANA_CONFIG", str(conf))
     s = load_settings()
     assert (s.fold_batch, s.window_exchanges, s.telegram_base_url) == (5, 9, "http://x/")
+
+
+def test_config_file_named_in_dotenv_is_read(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """VENTANA_CONFIG in `.env` (as .env.example offers it) names the TOML file; the
+    environment's wins."""
+    (tmp_path / "a.toml").write_text("fold_batch = 5\n")
+    (tmp_path / "b.toml").write_text("fold_batch = 7\n")
+    (tmp_path / ".env").write_text("VENTANA_CONFIG=a.toml\n")
+    assert load_settings().fold_batch == 5
+    monkeypatch.setenv("VENTANA_CONFIG", "b.toml")
+    assert load_settings().fold_batch == 7
 
 
 def test_bad_values_are_echoed(monkeypatch: pytest.MonkeyPatch) -> None:

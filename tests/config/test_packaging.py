@@ -49,10 +49,39 @@ def dockerfile() -> list[tuple[str, str]]:
 
 
 def test_env_example_lists_every_setting_once() -> None:
-    """.env.example names exactly the settings fields, each once: none missing, none made up."""
+    """.env.example names exactly the settings fields and VENTANA_CONFIG, each once."""
     names = [name for name, _ in example_lines()]
     assert len(names) == len(set(names)), "a setting is listed twice"
-    assert set(names) == env_names()
+    assert set(names) == env_names() | {"VENTANA_CONFIG"}
+
+
+def readme_settings() -> set[str]:
+    """The variables the README's settings table documents."""
+    readme = (ROOT / "README.md").read_text("utf-8")
+    table = readme[readme.index("## Settings") : readme.index("## Command line")]
+    rows = [line.split("|")[1] for line in table.splitlines() if line.startswith("| `")]
+    return {name for row in rows for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", row)}
+
+
+def example_comment(name: str) -> str:
+    """The comment lines right above `# NAME=` in .env.example, joined."""
+    lines = (ROOT / ".env.example").read_text("utf-8").splitlines()
+    at = next(n for n, line in enumerate(lines) if line.startswith(f"# {name}="))
+    above = []
+    for line in reversed(lines[:at]):
+        if not line.startswith("# ") or EXAMPLE_LINE.match(line):
+            break
+        above.insert(0, line.removeprefix("# "))
+    return " ".join(above)
+
+
+def test_env_example_agrees_with_the_readme() -> None:
+    """Every setting of the README's table is in .env.example (VENTANA_CONFIG too), and
+    the topic profile is described as README does: a threshold, no cue needed."""
+    assert readme_settings() - {name for name, _ in example_lines()} == set()
+    profile = example_comment("VENTANA_TOPIC_PROFILE")
+    assert "threshold" in profile
+    assert "cue" not in profile
 
 
 def test_env_example_shows_the_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -139,7 +139,24 @@ def test_a_corrupt_database_exits_1_with_a_clear_message(
     traceback, and the process does not linger (`run_bot` has a deadline)."""
     bad = tmp_path / "cli.db"
     bad.write_bytes(b"not a database, just bytes " * 1000)
-    done = _run(command, tmp_path, VENTANA_HTTP_PORT="18931")
+    # `run` needs a channel when its input is not a terminal; nothing listens there
+    telegram = {"TELEGRAM_BOT_TOKEN": "1:x", "TELEGRAM_BASE_URL": "http://127.0.0.1:9/bot"}
+    done = _run(command, tmp_path, VENTANA_HTTP_PORT="18931", **telegram)
     assert done.returncode == 1, done.stderr
     assert f"cannot open the database {bad}" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_run_without_a_channel_or_a_terminal_is_a_configuration_error(tmp_path: Path) -> None:
+    """`run` with no channel and input that is not a terminal (a supervisor, a pipe) exits
+    2 naming the variables of each channel, instead of a console that ends at once."""
+    done = _run(["run"], tmp_path, "hello\n")
+    assert done.returncode == 2, done.stdout + done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith("ventana: no channel is configured")
+    for variable in ("TELEGRAM_BOT_TOKEN", "WHATSAPP_ACCESS_TOKEN", "WHATSAPP_VERIFY_TOKEN"):
+        assert variable in line
+    assert "needs a terminal" in line
+    assert "`ventana console`" in line
+    assert done.stdout == ""  # no banner, no console
+    assert not (tmp_path / "cli.db").exists()

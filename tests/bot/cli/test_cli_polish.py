@@ -119,6 +119,41 @@ def test_resummarize_says_the_real_cause(capsys: pytest.CaptureFixture[str]) -> 
     assert "unknown session key" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("command", ["resummarize", "forget"])
+def test_a_mistyped_database_is_refused_not_created(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """`resummarize` and `forget` on a VENTANA_DB that does not exist say the key is
+    unknown there (exit 1) and create no database, as `inspect` does."""
+    assert _main(command, "console:x") == 1
+    assert "unknown session key 'console:x' in " in capsys.readouterr().err
+    assert not (tmp_path / "polish.db").exists()
+
+
+def test_operator_tools_print_their_own_output_only(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """doctor on a new database and resummarize log no info line (migration_applied,
+    fold_written, stopped) unless VENTANA_LOG_LEVEL asks; warnings still show."""
+    monkeypatch.setenv("VENTANA_WINDOW_EXCHANGES", "2")
+    monkeypatch.setenv("VENTANA_FOLD_BATHC", "2")  # a typo: its warning must stay
+    assert _main("doctor") == 0
+    doctor = capsys.readouterr()
+    assert "ok   database" in doctor.out
+    assert "migration_applied" not in doctor.err
+    assert "unknown_setting" in doctor.err
+    asyncio.run(_say("console:long", *(f"message {n}" for n in range(5))))
+    capsys.readouterr()
+    assert _main("resummarize", "console:long") == 0
+    err = capsys.readouterr().err
+    assert "unknown_setting" in err
+    assert "fold_written" not in err
+    assert "stopped" not in err
+    monkeypatch.setenv("VENTANA_LOG_LEVEL", "info")
+    assert _main("resummarize", "console:long") == 0
+    assert "fold_written" in capsys.readouterr().err
+
+
 def test_forget_with_a_reader_holding_on_says_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -57,6 +57,24 @@ def test_terminal_input_has_line_editing(tmp_path: Path) -> None:
     assert "Traceback" not in errors.read_text("utf-8")
 
 
+def test_run_without_a_channel_opens_the_console_on_a_terminal(tmp_path: Path) -> None:
+    """`make run` on a terminal with no channel: the banner, then the console chat."""
+    main, child = pty.openpty()
+    proc = _spawn(["run"], tmp_path, stdin=child, stdout=child, stderr=child, text=False)
+    os.close(child)
+    seen = bytearray()
+    try:
+        deadline = time.monotonic() + 60
+        _read_until(main, b"you> ", seen, deadline)
+        os.write(main, b"\x04")  # Ctrl-D: end of input
+        assert proc.wait(timeout=30) == 0
+    finally:
+        proc.kill()
+        os.close(main)
+    assert b"ventana is running in the console" in seen
+    assert b"no channel is configured" not in seen
+
+
 def test_run_warns_when_telegram_gets_the_offline_model(tmp_path: Path) -> None:
     """`ventana run` with Telegram and no chat model logs a warning naming the fix."""
     proc = _spawn(

@@ -129,6 +129,29 @@ def test_bad_since_is_a_clear_error(db: Path, capsys: pytest.CaptureFixture[str]
     assert "'last week' is not a date" in capsys.readouterr().err
 
 
+async def _open_session(db: Path, key: str) -> None:
+    """A session with an exchange no provider reported usage for."""
+    store = await SQLiteStore.open(db)
+    state = await store.turn_state(key, 6, T1)
+    await store.record_exchange(
+        NewExchange(state.session_id, state.episode.id, "q", "a", True, None, T1)
+    )
+    await store.close()
+
+
+def test_an_unknown_key_exits_1(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A key the database does not hold is an error (as in inspect, export, forget); a
+    known key with no usage yet is an empty report with status 0."""
+    assert main(["usage", "console:nobody"]) == 1
+    assert main(["usage", "console:nobody", "--json"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("unknown session key 'console:nobody'") == 2
+    asyncio.run(_open_session(db, "console:quiet"))
+    assert main(["usage", "console:quiet"]) == 0
+    assert "no usage recorded for console:quiet" in capsys.readouterr().out
+
+
 async def _seed_postgres(url: str) -> None:
     store = await PostgresStore.open(url, pool_size=1)
     state = await store.turn_state("telegram:9", 6, T0)

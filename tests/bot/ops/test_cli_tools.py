@@ -196,10 +196,14 @@ def test_replay_command_writes_report_contexts_and_chart(
 
 
 def test_replay_rejects_a_bad_window(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Flag values are validated like the settings they override."""
+    """Flag values are validated like the settings they override, and blamed on the flag
+    (`--window`), not on VENTANA_WINDOW_EXCHANGES, which the user never set."""
     transcript = write_transcript(tmp_path / "t.jsonl", conversation("s", "X", 1, scripted=True))
-    assert main(["replay", str(transcript), "--window", "0"]) == 2
-    assert "VENTANA_WINDOW_EXCHANGES" in capsys.readouterr().err
+    assert main(["replay", str(transcript), "--window", "0", "--fold-batch", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "--window: Input should be greater than or equal to 1 (got '0')" in err
+    assert "VENTANA_WINDOW_EXCHANGES" not in err
+    assert "--fold-batch" not in err
 
 
 @pytest.mark.skipif(not CONTRACT.is_file(), reason="the shared contract checker is not here")
