@@ -29,6 +29,7 @@ from memory.types import Exchange, TurnState
 
 FORMAT = 1
 CLIP = 90
+DIGEST_CHARS = 100  # a reset's signals in the episodes table (`--json` has them all)
 JSON_COLUMNS = (
     "topic", "reset_signals", "replies", "dropped_facts", "carry_over", "previous_case"
 )  # fmt: skip
@@ -262,11 +263,28 @@ def _episodes_table(episodes: list[dict[str, Any]]) -> Table:
     out = table("episodes", "id", "began", "reason", "started", "closed", "exchanges", "noise",
                 "signals")  # fmt: skip
     for e in episodes:
-        signals = json.dumps(e["signals"], ensure_ascii=False) if e["signals"] else ""
+        signals = signal_digest(e["signals"]) if e["signals"] else ""
         row(out, str(e["id"]), e["began"], e["reason"] or "", e["started_at"][:19],
             (e["closed_at"] or "open")[:19], str(e["exchanges"]), str(e["noise"]),
             signals)  # fmt: skip
     return out
+
+
+def signal_digest(signals: Any, limit: int = DIGEST_CHARS) -> str:
+    """What decided a reset, in a line a table can hold: the model's probability against
+    its threshold and the features that pushed, or the readings that were set; `--json`
+    keeps every signal."""
+    if not isinstance(signals, dict):
+        return json.dumps(signals, ensure_ascii=False)[:limit]
+    parts = []
+    if "p" in signals:
+        parts.append(f"p {signals['p']} (bar {signals.get('threshold', '?')})")
+        top = signals.get("top_features") or []
+        parts += [str(f[0]) for f in top if isinstance(f, list) and f]
+    else:
+        parts += [k for k, v in signals.items() if v is True or (isinstance(v, list) and v)]
+    text = ", ".join(parts) or json.dumps(signals, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _reverted_table(rows: list[dict[str, Any]]) -> Table:

@@ -18,6 +18,7 @@ import structlog
 
 from bot.app import App
 from bot.cli.main import main
+from bot.ops.inspect_view import DIGEST_CHARS, signal_digest
 from config.settings import Settings, load_settings
 from tests.bot.cli.test_cli import _env, _run
 from tests.support.inbound import inbound as make_inbound
@@ -84,6 +85,17 @@ def test_inspect_shows_control_characters_and_export_keeps_them(
     assert _main("export", "console:esc") == 0
     [exchange] = json.loads(capsys.readouterr().out)["exchanges"]
     assert exchange["user_text"] == text
+
+
+def test_the_episodes_table_shows_a_digest_of_a_reset_s_signals() -> None:
+    """A learned reset reads as its probability, bar and pushing features; a rule's as
+    the readings that were set; never the whole JSON, which `--json` keeps."""
+    learned = {"p": 0.8645, "threshold": 0.45, "novelty": 0.9, "novel_terms": ["hide"] * 40,
+               "top_features": [["opening", 1.2], ["gap_novel", 0.4]]}  # fmt: skip
+    assert signal_digest(learned) == "p 0.8645 (bar 0.45), opening, gap_novel"
+    rules = {"closure_cues_message": ["that's all"], "returned": False, "intent_changed": True}
+    assert signal_digest(rules) == "closure_cues_message, intent_changed"
+    assert len(signal_digest({f"cue_{n}": True for n in range(60)})) == DIGEST_CHARS
 
 
 def test_sessions_and_inspect_keep_long_keys_whole(
