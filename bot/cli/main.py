@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
@@ -59,6 +60,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return asyncio.run(_guarded(runner(args, settings)))
     except KeyboardInterrupt:  # Ctrl-C before the loop could install its handler
         return 130
+    except BrokenPipeError:  # `ventana sessions | head`: the reader left; no traceback
+        _silence_stdout()
+        return 141  # as a process ended by SIGPIPE, the shell's convention
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's last flush at exit does not raise
+    again (the recipe of Python's `signal` documentation)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 def _log_level(args: argparse.Namespace, settings: Settings) -> str:

@@ -160,3 +160,14 @@ def test_run_without_a_channel_or_a_terminal_is_a_configuration_error(tmp_path: 
     assert "`ventana console`" in line
     assert done.stdout == ""  # no banner, no console
     assert not (tmp_path / "cli.db").exists()
+
+
+def test_a_reader_that_leaves_early_ends_the_program_quietly(tmp_path: Path) -> None:
+    """`ventana console < lines | head -1`: the closed pipe ends it with 141, no traceback."""
+    child = _spawn(["console"], tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                   stderr=subprocess.PIPE)  # fmt: skip
+    child.stdout.close()  # the reader is gone before anything was written
+    _, err = child.communicate("hello\n" * 20, timeout=60)
+    assert child.returncode == 141, err
+    assert "Traceback" not in err
+    assert "Exception ignored" not in err
