@@ -90,11 +90,14 @@ EMPTY = RecallBlock("", (), 0)
 def piece(hit: Hit, language: str) -> str:
     """One exchange as shown under its date line: its number, then both sides, each cut
     to the sentences the search matched (`memory.recall.trim`). An exchange only the
-    sentence embedding found (no matched term) shows its user side, the side its vector
-    is of; its reply is a `[…]`: it pays for the places the embedding adds."""
+    sentence embedding found (no matched term) shows the side that made it near, the
+    other a `[…]`: that pays for the places the embedding adds."""
     ex = hit.exchange
-    reply = ex.reply_text if hit.matched else GAP
-    return _piece(ex.id, ex.user_text, reply, language, frozenset(hit.matched))
+    if hit.matched:
+        return _piece(ex.id, ex.user_text, ex.reply_text, language, frozenset(hit.matched))
+    if hit.near_reply:
+        return _piece(ex.id, GAP, ex.reply_text, language, frozenset())
+    return _piece(ex.id, ex.user_text, GAP, language, frozenset())
 
 
 def heading(hit: Hit, language: str) -> str:

@@ -71,7 +71,7 @@ class KeyIndex:
     entries: dict[int, Candidate] = field(default_factory=dict)
     lengths: dict[int, int] = field(default_factory=dict)  # id: its number of terms
     terms: int = 0  # the episode's indexed terms: its size, and its average length
-    vectors: Vectors = field(default_factory=Vectors)  # the episode's user sides (`dense`)
+    vectors: Vectors = field(default_factory=Vectors)  # the episode's two sides (`dense`)
 
     def add(self, item: Indexed) -> None:
         """Count one exchange in the statistics; index it if it is of the episode."""
@@ -85,7 +85,7 @@ class KeyIndex:
             return
         self.entries[ex.id] = Candidate(ex, item.terms)
         self.lengths[ex.id] = len(item.terms)
-        self.vectors.add(ex.id, ex.user_text)
+        self.vectors.add(ex.id, ex.user_text, ex.reply_text)
         postings = self.postings
         for term, tf in counts.items():
             found = postings.get(term)
@@ -149,8 +149,9 @@ class KeyIndex:
         if query.vector is None or not len(self.vectors):
             return hits
         # the exchanges nearest the message in the embedding, fused with BM25's hits
-        nearest = self.vectors.nearest(query.vector, query.before)
-        return fuse(hits, nearest, entries, min(query.limit, SHOWN))
+        nearest = self.vectors.nearest_sides(query.vector, query.before)
+        by_reply = frozenset(i for i, reply in nearest if reply)
+        return fuse(hits, [i for i, _ in nearest], entries, min(query.limit, SHOWN), by_reply)
 
 
 class Load:

@@ -49,6 +49,7 @@ class Hit:
     score: float
     matched: tuple[str, ...]
     previous: bool = False  # of the episode a recent automatic reset closed
+    near_reply: bool = False  # found by the embedding alone, by its reply (`dense`)
 
 
 def idf(df: int, docs: int) -> float:

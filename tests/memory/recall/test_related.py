@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from memory.recall import dense, related
+from memory.recall.block import piece
 from memory.recall.hot import Indexed, KeyIndex
 from memory.recall.port import RecallQuery
 from memory.recall.rank import Candidate, Hit
@@ -217,3 +218,26 @@ def test_without_the_package_recall_is_bm25_alone(monkeypatch: pytest.MonkeyPatc
         assert [h.exchange.id for h in index.search(query)] == expected
     finally:
         dense.embed.cache_clear()  # no None cached for the tests after this one
+
+
+def test_an_exchange_is_near_by_its_reply_too_and_shows_that_side() -> None:
+    """ "where is your home?" finds the bot's "i live in a small village" under a user
+    side about something else; the block shows that reply and cuts the user side."""
+    vectors = dense.Vectors()
+    vectors.add(1, "the weather was sunny and warm", "nice")
+    vectors.add(2, "and you, where are you these days?", "i live in a small village")
+    vectors.add(3, "i live in a small village", "nice")
+    question = dense.embed("where is your home?")
+    sides = dict(vectors.nearest_sides(question, before=None))
+    assert sides[2] is True  # near by its reply
+    assert sides[3] is False  # the same words said by the user: its user side leads
+    assert next(iter(sides)) == 3  # a reply counts `REPLY_MARGIN` less than a user side
+    near = Hit(Exchange(2, 1, "and you, where are you these days?", "i live in a small village",
+                        True, None, T0), 0.0, (), near_reply=True)  # fmt: skip
+    shown = piece(near, "en")
+    assert "i live in a small village" in shown
+    assert "where are you these days" not in shown
+    entries = {2: Candidate(near.exchange, ())}
+    [fused] = dense.fuse([hit(9)], [2], entries | {9: Candidate(hit(9).exchange, ())},
+                         limit=3, by_reply=frozenset({2}))[1:]  # fmt: skip
+    assert fused.near_reply
