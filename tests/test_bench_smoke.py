@@ -298,13 +298,34 @@ def test_public_probes_ask_once_told_facts_in_other_words() -> None:
 
 
 @needs_tiage
+def test_public_probes_about_the_other_speaker_ask_in_the_second_person() -> None:
+    """The other speaker's disclosures are asked as "your …": each answer said once in
+    its conversation, by the assistant's side, before the last exchanges."""
+    convs = public_dialogues.conversations("train", per=10, limit=4)
+    asked = [p for conv in convs for p in conv.bot_probes]
+    assert asked
+    assert all(" i " not in f" {p.question} " and " my " not in f" {p.question} " for p in asked)
+    assert any(p.question.startswith("what did you tell me about your") for p in asked)
+    for conv in convs:
+        for probe in conv.bot_probes:
+            _, said, at = conv.exchanges[probe.exchange]
+            if probe.kind == "when":
+                assert probe.answer == f"{at:%Y-%m-%d}"
+                continue
+            assert probe.answer in said
+            holders = [a for u, a, _ in conv.exchanges if probe.answer in f"{u}\n{a}"]
+            assert holders == [said]
+
+
+@needs_tiage
 async def test_the_public_recall_bench_runs_every_arm() -> None:
     """Two short train-built conversations replayed with recall on and off: every probe
     has a verdict and tokens in every arm, the product and the plain BM25 baseline ran at
-    comparable tokens, and three targets come back."""
+    comparable tokens, three targets come back and a fourth for both speakers pooled."""
     convs, results = await recall_public.measure("train", 10, 1, 2, "off")
     assert len(convs) == 2
-    assert len(results) == sum(len(c.probes) for c in convs) > 0
+    assert len(results) == sum(len(c.probes) + len(c.bot_probes) for c in convs)
+    assert sum(r.bot for r in results) == sum(len(c.bot_probes) for c in convs) > 0
     for r in results:
         assert set(r.found) == set(r.tokens) == set(recall.ARMS)
         assert r.found["full history"]
@@ -316,6 +337,7 @@ async def test_the_public_recall_bench_runs_every_arm() -> None:
     figures = recall_public.table(results, "smoke")
     assert 0 < figures["share"] < 0.5
     assert len(recall_public.targets(figures)) == 3
+    assert len(recall_public.targets(figures, figures)) == 4
 
 
 @needs_tiage

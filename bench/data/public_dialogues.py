@@ -18,6 +18,10 @@ disclosure gives three questions, asked after the conversation's last exchange:
 - `when`: "when did i tell you about my job?"; the answer is the day it was said
   (`YYYY-MM-DD`, as the recall block dates an exchange).
 
+Long-conversation QA asks about both speakers alike, so the other speaker's disclosures
+(the assistant's lines here) are asked the same three ways in the second person
+(`bot_probes`: "where is your home?", "what did you tell me about your work?").
+
 A disclosure is kept only when its answer can be checked by a substring test: its slot
 ("job", "favorite color", "pets: dogs") is disclosed once in the conversation, its value
 occurs in no other exchange, and it is older than the last `RECENT` exchanges (which any
@@ -121,6 +125,7 @@ class Conversation:
     exchanges: tuple[tuple[str, str, datetime], ...]  # user, assistant, when
     probes: tuple[Probe, ...]
     asked_at: datetime
+    bot_probes: tuple[Probe, ...] = ()  # about what the other speaker said of themselves
 
 
 def load(split: str, data: Path = DATA) -> list[list[str]]:
@@ -166,7 +171,8 @@ def build(name: str, dialogues: Sequence[Sequence[str]], seed: int) -> Conversat
             exchanges.append((utterances[i], utterances[i + 1], at))
             at += timedelta(minutes=rng.randint(1, 4))
     asked = exchanges[-1][2] + timedelta(days=1) if exchanges else T0
-    return Conversation(name, tuple(exchanges), tuple(probes_of(exchanges)), asked)
+    return Conversation(name, tuple(exchanges), tuple(probes_of(exchanges)), asked,
+                        tuple(probes_of(exchanges, side=1)))  # fmt: skip
 
 
 def disclosures(user: str) -> Iterator[tuple[str, str, str, str]]:
@@ -191,12 +197,15 @@ def _trim(value: str) -> str:
     return " ".join(words)
 
 
-def probes_of(exchanges: Sequence[tuple[str, str, datetime]]) -> list[Probe]:
-    """Every checkable disclosure of the user, three questions each (see the module)."""
+def probes_of(exchanges: Sequence[tuple[str, str, datetime]], side: int = 0) -> list[Probe]:
+    """Every checkable disclosure of the user (`side` 0), or of the other speaker (1,
+    asked in the second person), three questions each (see the module)."""
     texts = [f"{u}\n{a}".lower() for u, a, _ in exchanges]
     found: dict[str, list[tuple[int, str, str, str]]] = {}
-    for n, (user, _, _) in enumerate(exchanges):
-        for slot, answer, persona, about in disclosures(user.lower()):
+    for n, exchange in enumerate(exchanges):
+        for slot, answer, persona, about in disclosures(exchange[side].lower()):
+            if side:
+                persona, about = _second_person(persona), _second_person(about)
             found.setdefault(slot, []).append((n, answer, persona, about))
     probes = []
     for slot, said in found.items():
@@ -206,9 +215,18 @@ def probes_of(exchanges: Sequence[tuple[str, str, datetime]]) -> list[Probe]:
         if n >= len(exchanges) - RECENT or sum(answer in t for t in texts) != 1:
             continue
         day = exchanges[n][2].strftime("%Y-%m-%d")
+        told = "did you tell me" if side else "did i tell you"
         probes += [
             Probe(persona, answer, "persona", slot, n),
-            Probe(f"what did i tell you about {about}?", answer, "about", slot, n),
-            Probe(f"when did i tell you about {about}?", day, "when", slot, n),
+            Probe(f"what {told} about {about}?", answer, "about", slot, n),
+            Probe(f"when {told} about {about}?", day, "when", slot, n),
         ]
     return probes
+
+
+_SECOND = {"i": "you", "am": "are", "my": "your", "mine": "yours"}
+
+
+def _second_person(text: str) -> str:
+    """ "how old am i?" → "how old are you?", "where i live" → "where you live"."""
+    return re.sub(r"[a-z]+", lambda m: _SECOND.get(m.group(0), m.group(0)), text)

@@ -6,9 +6,11 @@ Long conversations joined from TIAGE dialogues (`bench.data.public_dialogues`: 2
 conversation, one a day, each dialogue twice, once per speaker as the user), probed after
 their last exchange about what the user disclosed: the fact in other words ("how many
 dogs are mine?"), in the shape of long-conversation QA ("what did i tell you about my
-dogs?", "when did i tell you about my dogs?"). The dev split is the held-out figure (the
-ranking was tuned on train-built conversations and on `bench.recall`); `--split train`
-shows the tuning set.
+dogs?", "when did i tell you about my dogs?"); and, as such QA asks about both speakers,
+about what the other speaker (the assistant's lines) said of themselves ("how many dogs
+are yours?", "what did you tell me about your dogs?"), printed apart and pooled. The dev
+split is the held-out figure (the ranking was tuned on train-built conversations and on
+`bench.recall`); `--split train` shows the tuning set.
 
 The same transcript is replayed through `ventana replay`'s pipeline (product defaults,
 offline models, the dialogue's own replies) with recall on and off, and per probe, at
@@ -43,6 +45,7 @@ class Result:
     conversation: str
     kind: str
     answer: str
+    bot: bool  # about what the other speaker said
     found: dict[str, bool]
     tokens: dict[str, int]
 
@@ -56,7 +59,7 @@ def write(convs: Sequence[Conversation], path: Path) -> None:
                     row = {"role": role, "content": text, "session": conv.name,
                            "ts": at.isoformat()}  # fmt: skip
                     fh.write(json.dumps(row) + "\n")
-            for probe in conv.probes:
+            for probe in (*conv.probes, *conv.bot_probes):
                 row = {"role": "user", "content": probe.question, "session": conv.name,
                        "ts": conv.asked_at.isoformat(), "probe": True}  # fmt: skip
                 fh.write(json.dumps(row) + "\n")
@@ -88,7 +91,10 @@ def results_of(
                      if t.session == conv.name and t.probe]  # fmt: skip
         pairs = [(u, a) for u, a, _ in conv.exchanges]
         history = [Message(r, x) for u, a in pairs for r, x in (("user", u), ("assistant", a))]
-        for probe, (t_on, c_on), c_off in zip(conv.probes, asked_on, asked_off, strict=True):
+        probes = (*conv.probes, *conv.bot_probes)
+        for n, (probe, (t_on, c_on), c_off) in enumerate(
+            zip(probes, asked_on, asked_off, strict=True)
+        ):
             answer = probe.answer.lower()
             window_msgs = [*history[-2 * window :], Message("user", probe.question)]
             window_tokens = count_messages(tok, system, window_msgs)
@@ -109,7 +115,8 @@ def results_of(
                 ARMS[3]: t_on.prompt_tokens,
                 ARMS[4]: count_messages(tok, system, bm25_msgs),
             }
-            out.append(Result(conv.name, probe.kind, probe.answer, found, tokens))
+            bot = n >= len(conv.probes)
+            out.append(Result(conv.name, probe.kind, probe.answer, bot, found, tokens))
     return out
 
 
@@ -144,9 +151,9 @@ async def measure(
     return convs, results_of(convs, on, off, window, system)
 
 
-def targets(figures: dict[str, float]) -> list[Target]:
+def targets(figures: dict[str, float], both: dict[str, float] | None = None) -> list[Target]:
     ours, bm25, share = figures["found"], figures["bm25"], figures["share"]
-    return [
+    out = [
         Target("recall pub", "answer in request (ventana, TIAGE dev-built)", ours, 0.85,
                "high", f"{ours:.1%}"),
         Target("recall pub", "answer rate − plain BM25 at same tokens", ours - bm25, 0.0,
@@ -154,6 +161,12 @@ def targets(figures: dict[str, float]) -> list[Target]:
         Target("recall pub", "prompt tokens per probe ÷ full history", share, 0.10, "low",
                f"{share:.1%}"),
     ]  # fmt: skip
+    if both is not None:
+        gain = both["found"] - both["bm25"]
+        shown = f"{both['found']:.1%}, {gain * 100:+.1f} pts"
+        out.append(Target("recall pub", "both speakers: answer rate − plain BM25", gain, 0.0,
+                          "high", shown, "0 pts"))  # fmt: skip
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> list[Target]:
@@ -171,11 +184,17 @@ def main(argv: Sequence[str] | None = None) -> list[Target]:
         print(f"== recall (public dialogue): TIAGE not found at {DATA}, skipped")
         return []
     convs, results = asyncio.run(measure(args.split, args.per, args.shuffles, limit, args.topic))
-    facts = len({(r.conversation, r.answer) for r in results if r.kind == "persona"})
+    facts = len({(r.conversation, r.answer) for r in results if r.kind == "persona" and not r.bot})
     exchanges = sum(len(c.exchanges) for c in convs)
     title = (f"recall (public dialogue): TIAGE {args.split}, {len(convs)} conversations, "
              f"{exchanges} exchanges, {facts} disclosures × {len(KINDS)} questions")  # fmt: skip
-    return targets(table(results, title))
+    user = table([r for r in results if not r.bot], title)
+    bots = [r for r in results if r.bot]
+    if not bots:
+        return targets(user)
+    told = len({(r.conversation, r.answer) for r in bots if r.kind == "persona"})
+    table(bots, f'the other speaker\'s disclosures ({told} × {len(KINDS)}: "where is your home?")')
+    return targets(user, table(results, "both speakers, pooled"))
 
 
 if __name__ == "__main__":
