@@ -68,7 +68,7 @@ async def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _unknown_key(key: str, settings: Settings) -> int:
-    print(f"ventana: unknown session key {key!r} in {settings.db}"
+    print(f"ventana: unknown session key {key!r} in {where(settings.db)}"
           " (see `ventana sessions`)", file=sys.stderr)  # fmt: skip
     return 1
 

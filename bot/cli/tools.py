@@ -22,7 +22,7 @@ from bot.ops.replay import Report, TranscriptError, run_replay, write_outputs
 from config.logging import configure_logging
 from config.settings import Settings, SettingsInvalid, known_names, load_settings
 from memory.store import Store
-from memory.store.open import open_store
+from memory.store.open import open_store, where
 from memory.tokens import default_tokenizer
 
 # Flags of `replay` and the settings fields they override.
@@ -200,7 +200,9 @@ async def cmd_inspect(args: argparse.Namespace, settings: Settings) -> int:
             engine = build_engine(settings, store, offline, offline, tokenizer=default_tokenizer())
             data = await inspect_view.collect(store, engine, args.key, settings)
     if data is None:
-        return _err(f"unknown session key {args.key!r} in {settings.db} (see `ventana sessions`)")
+        return _err(
+            f"unknown session key {args.key!r} in {where(settings.db)} (see `ventana sessions`)"
+        )
     if args.json:
         _dump(data)
     else:
@@ -227,7 +229,7 @@ async def cmd_sessions(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         _dump({"format": inspect_view.FORMAT, "sessions": rows})
         return 0
-    table = Table(title=escape(f"sessions in {settings.db}"))
+    table = Table(title=escape(f"sessions in {where(settings.db)}"))
     for col in ("key", "last activity", "exchanges", "noise", "episodes", "summaries", "debug"):
         left = col in ("key", "last activity")
         table.add_column(col, justify="left" if left else "right", overflow="fold")
@@ -243,7 +245,9 @@ async def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
     async with _existing_store(settings) as store:
         data = await inspect_view.export_key(store, args.key) if store is not None else None
     if data is None:
-        return _err(f"unknown session key {args.key!r} in {settings.db} (see `ventana sessions`)")
+        return _err(
+            f"unknown session key {args.key!r} in {where(settings.db)} (see `ventana sessions`)"
+        )
     _dump(data)
     return 0
 
