@@ -35,7 +35,9 @@ NO_CHANNEL = (
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    run = sub.add_parser("run", help="start every configured channel (console if none)")
+    run = sub.add_parser(
+        "run", help="start every configured channel (none: the console, on a terminal)"
+    )
     run.set_defaults(runner=cmd_run)
     console = sub.add_parser("console", help="chat in the terminal through the same handler")
     console.add_argument("--session", default="local", help="session name (default: local)")
