@@ -2,8 +2,9 @@
 
     python -m bench.recall.ablation [--shuffles 3] [--quick]
 
-Two sets: TIAGE train-built conversations (`bench.data.public_dialogues`, never the dev
-split `bench.recall.public` scores) and `bench.recall`'s two support cases. No replay:
+Three sets: TIAGE train-built conversations (`bench.data.public_dialogues`, never the dev
+split `bench.recall.public` scores), asked about the user's disclosures and, apart, about
+the other speaker's ("where is your home?"), and `bench.recall`'s two support cases. No replay:
 each conversation is indexed in memory (`memory.recall.hot.KeyIndex`, the terms and the
 ranking every backend uses), each probe searched (`query_terms`, the engine's limit),
 its block rendered (`memory.recall.block.render`, the default token share), and the
@@ -84,9 +85,15 @@ def index(
     return Case(language, key, older, probes, len(exchanges) - WINDOW + 1, summary)
 
 
-def tiage_train(shuffles: int) -> list[Case]:
+def tiage_train(shuffles: int, bot: bool = False) -> list[Case]:
+    """TIAGE train-built conversations, probed about the user's disclosures or, with
+    `bot`, the other speaker's."""
     return [
-        index("en", c.exchanges, [(p.question, p.answer) for p in c.probes])
+        index(
+            "en",
+            c.exchanges,
+            [(p.question, p.answer) for p in (c.bot_probes if bot else c.probes)],
+        )
         for c in conversations("train", shuffles=shuffles)
     ]
 
@@ -226,6 +233,9 @@ IDEAS = (
     Idea("  extra places even when the lists agree", {"AGREE": 0}),
     Idea("  extra places: 2", {"EXTRA": 2}),
     Idea("  extra places: 5", {"EXTRA": 5}),
+    Idea("  user sides only (recall10)", {"REPLY_MARGIN": 1e9}),
+    Idea("  a reply as near as a user side", {"REPLY_MARGIN": 0.0}),
+    Idea("  reply margin 0.2", {"REPLY_MARGIN": 0.2}),
     Idea("+ no cut-offs, 60 candidates, 40 hits",
          {"MIN_SCORE": 0.0, "BEST_SHARE": 0.0, "CANDIDATES": 60, "LIMIT": 40}),
     Idea("+ common words searched (share 0.3)", {"COMMON_SHARE": 0.3}),
@@ -273,13 +283,13 @@ def turn_cost(cases: Sequence[Case], rounds: int = 3) -> dict[str, tuple[float, 
 
 
 def embed_cost(cases: Sequence[Case]) -> float:
-    """p50 µs of one stored exchange's vector (`dense.Vectors.add`: its user side)."""
+    """p50 µs of one stored exchange's vectors (`dense.Vectors.add`: both sides)."""
     spent = []
     for c in cases:
         vectors = dense.Vectors()
         for n, entry in c.index.entries.items():
             started = time.perf_counter()
-            vectors.add(n, entry.exchange.user_text)
+            vectors.add(n, entry.exchange.user_text, entry.exchange.reply_text)
             spent.append(time.perf_counter() - started)
     return percentile(spent, 50) * 1e6
 
@@ -292,6 +302,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     quiet_logs()
     sets = {
         "TIAGE train-built": tiage_train(1 if args.quick else args.shuffles),
+        "TIAGE train, the bot's side": tiage_train(1 if args.quick else args.shuffles, True),
         "bench.recall cases (block only)": support_cases(120),
     }
     sizes = ", ".join(f"{name}: {sum(len(c.probes) for c in s)}" for name, s in sets.items())
@@ -319,7 +330,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         extra = cost["kept"][0] - cost["before"][0]
         embedding = cost["kept"][0] - cost["no embedding"][0]
         print(f"    {name:<14} {cells}: {extra:+.0f} µs a turn ({embedding:+.0f} the embedding)")
-        print(f"    {'':<14} storing an exchange: its vector p50 {embed_cost(cases):.0f} µs")
+        print(f"    {'':<14} storing an exchange: its vectors p50 {embed_cost(cases):.0f} µs")
 
 
 if __name__ == "__main__":
