@@ -10,6 +10,7 @@ both with a stable keyed hash (`whatsapp:~3f9a…`, `wamid:~81c0…`), so logs k
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import logging
@@ -140,10 +141,26 @@ def configure_logging(
     structlog.configure(
         processors=[structlog.contextvars.merge_contextvars, *shared, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(_LEVELS.get(level, logging.INFO)),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=_sturdy_stderr,
         cache_logger_on_first_use=False,
     )
     _route_stdlib(renderer, shared, level)
+
+
+class SturdyPrintLogger(structlog.PrintLogger):
+    """structlog's `PrintLogger` that drops a line it cannot write (stderr closed, its
+    reader gone: `EPIPE`), as the stdlib's handlers do: a log line never fails a turn."""
+
+    def msg(self, message: str) -> None:
+        with contextlib.suppress(OSError, ValueError):  # a broken pipe, a closed stream
+            super().msg(message)
+
+    log = debug = info = warn = warning = msg
+    fatal = failure = err = error = critical = exception = msg
+
+
+def _sturdy_stderr(*_: Any) -> SturdyPrintLogger:
+    return SturdyPrintLogger(sys.stderr)
 
 
 def _shared_processors(fmt: str, pseudonym_key: bytes) -> list[Any]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -133,3 +135,20 @@ def test_library_log_lines_are_json_too(capsys: pytest.CaptureFixture[str]) -> N
     assert parsed[0]["event"] == "Invalid HTTP request received."
     assert "sk-proj" not in lines[1]
     assert "OSError: connection refused" in parsed[2]["exception"]
+
+
+def test_a_log_stream_that_fails_loses_the_line_not_the_turn(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """stderr closed or its reader gone (EPIPE): a log call returns, the line is lost."""
+
+    class Broken(io.StringIO):
+        def write(self, _: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    for stream in (Broken(), io.StringIO()):
+        monkeypatch.setattr(sys, "stderr", stream)
+        configure_logging("json", "info")
+        if not isinstance(stream, Broken):
+            stream.close()  # closed after logging was set up on it
+        structlog.get_logger("test").warning("store_failed", attempt=1)
