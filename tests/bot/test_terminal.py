@@ -17,6 +17,9 @@ from bot.terminal import visible
         ("ab\x08\x7f\x00", "ab\\x08\\x7f\\x00"),  # backspace, DEL, NUL
         ("two\nlines\tand a tab", "two\nlines\tand a tab"),  # layout is kept
         ("ñandú ✓ ␛ [b]x[/b] \\x1b", "ñandú ✓ ␛ [b]x[/b] \\x1b"),  # printable: as written
+        ("pay \u202egnp.exe", "pay \\u202egnp.exe"),  # a right-to-left override reorders
+        ("a\u2066b\u2069c", "a\\u2066b\\u2069c"),  # isolates too
+        ("👨\u200d👩\u200d👧", "👨\u200d👩\u200d👧"),  # a joiner binds an emoji: kept
     ],
 )
 def test_control_characters_are_shown_escaped(text: str, shown: str) -> None:
