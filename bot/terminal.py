@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
 # C0 and C1 controls and DEL, but newline and tab: from a user or a model, an ESC or a CSI
 # would recolour the terminal, move its cursor or retitle it; a carriage return or a
@@ -22,3 +24,16 @@ def visible(text: str) -> str:
 def _escape(match: re.Match[str]) -> str:
     code = ord(match[0])
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+# What `json.dumps(ensure_ascii=False)` leaves raw and a terminal may obey: DEL, the C1
+# controls, the bidirectional overrides and isolates (C0 it always escapes).
+_RAW_IN_JSON = re.compile(r"[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def json_text(data: Any, **options: Any) -> str:
+    """`data` as JSON for a terminal or a pipe: UTF-8 text kept readable, but every
+    character `visible` would escape written as a `\\uXXXX` escape, so the JSON decodes
+    to exactly what was stored and prints nothing a terminal acts on."""
+    text = json.dumps(data, ensure_ascii=False, **options)
+    return _RAW_IN_JSON.sub(lambda m: f"\\u{ord(m[0]):04x}", text)

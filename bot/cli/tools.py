@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -19,6 +18,7 @@ from bot.ops import inspect_view
 from bot.ops.chart import ChartError, write_chart
 from bot.ops.chart_png import png_support
 from bot.ops.replay import Report, TranscriptError, run_replay, write_outputs
+from bot.terminal import json_text
 from config.logging import configure_logging
 from config.settings import Settings, SettingsInvalid, known_names, load_settings
 from memory.store import Store
@@ -253,4 +253,4 @@ async def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _dump(data: object) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+    sys.stdout.write(json_text(data, indent=2, default=str) + "\n")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from datetime import UTC, datetime
 from typing import Any
@@ -13,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from bot.conversation.usage_view import build_report, cost_text
-from bot.terminal import visible
+from bot.terminal import json_text, visible
 from config.settings import Settings
 from memory.store import Store
 from memory.store.open import open_store, where
@@ -54,7 +53,7 @@ async def cmd_usage(args: argparse.Namespace, settings: Settings) -> int:
         return 1
     report = build_report(totals, key=args.key, since=args.since)
     if args.json:
-        sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.write(json_text(report, indent=2) + "\n")
     else:
         render(report, Console())
     return 0

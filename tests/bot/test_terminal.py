@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from bot.terminal import visible
+from bot.terminal import json_text, visible
 
 
 @pytest.mark.parametrize(
@@ -25,3 +27,13 @@ from bot.terminal import visible
 def test_control_characters_are_shown_escaped(text: str, shown: str) -> None:
     """Each C0/C1 control but newline and tab becomes its `\\xNN` escape; the rest stays."""
     assert visible(text) == shown
+
+
+def test_json_for_a_terminal_escapes_what_it_would_obey_and_decodes_the_same() -> None:
+    """C1 controls, DEL and overrides become `\\uXXXX`; accents stay readable; same data."""
+    data = {"text": "ñandú \x9b2J \x7f \u202eexe \x1b[0m ✓"}
+    text = json_text(data)
+    assert not {"\x9b", "\x7f", "\u202e", "\x1b"} & set(text)
+    assert "ñandú" in text
+    assert "✓" in text
+    assert json.loads(text) == data

@@ -75,15 +75,17 @@ def test_inspect_shows_control_characters_and_export_keeps_them(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """inspect shows an ESC of the user's text as `\\x1b`, never sends it to the terminal;
-    export's JSON still holds the text exactly as written."""
-    text = "a \x1b[31mred\x1b[0m b \x9b2J"
+    export's JSON escapes it too (and a C1 CSI, an override) yet decodes to the text."""
+    text = "a \x1b[31mred\x1b[0m b \x9b2J \u202eexe"
     asyncio.run(_say("console:esc", text))
     assert _main("inspect", "console:esc") == 0
     out = capsys.readouterr().out
-    assert not {"\x1b", "\x9b"} & set(out)
-    assert "a \\x1b[31mred\\x1b[0m b \\x9b2J" in out
+    assert not {"\x1b", "\x9b", "\u202e"} & set(out)
+    assert "a \\x1b[31mred\\x1b[0m b \\x9b2J \\u202eexe" in out
     assert _main("export", "console:esc") == 0
-    [exchange] = json.loads(capsys.readouterr().out)["exchanges"]
+    exported = capsys.readouterr().out
+    assert not {"\x1b", "\x9b", "\u202e"} & set(exported)
+    [exchange] = json.loads(exported)["exchanges"]
     assert exchange["user_text"] == text
 
 
