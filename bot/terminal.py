@@ -26,14 +26,10 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-# What `json.dumps(ensure_ascii=False)` leaves raw and a terminal may obey: DEL, the C1
-# controls, the bidirectional overrides and isolates (C0 it always escapes).
-_RAW_IN_JSON = re.compile(r"[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
 def json_text(data: Any, **options: Any) -> str:
     """`data` as JSON for a terminal or a pipe: UTF-8 text kept readable, but every
     character `visible` would escape written as a `\\uXXXX` escape, so the JSON decodes
-    to exactly what was stored and prints nothing a terminal acts on."""
+    to exactly what was stored and prints nothing a terminal acts on (`json` escapes C0
+    itself; newline and tab appear only as the layout)."""
     text = json.dumps(data, ensure_ascii=False, **options)
-    return _RAW_IN_JSON.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
+    return _CONTROL.sub(lambda m: f"\\u{ord(m[0]):04x}", text)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 from statistics import fmean
 from typing import Any
@@ -286,15 +287,7 @@ def test_public_probes_ask_once_told_facts_in_other_words() -> None:
         assert [p.kind for p in conv.probes] == list(public_dialogues.KINDS) * (
             len(conv.probes) // 3
         )
-        for probe in conv.probes:
-            user, _, at = conv.exchanges[probe.exchange]
-            assert probe.exchange < len(conv.exchanges) - public_dialogues.RECENT
-            if probe.kind == "when":
-                assert probe.answer == f"{at:%Y-%m-%d}"
-                continue
-            assert probe.answer in user
-            holders = [u for u, a, _ in conv.exchanges if probe.answer in f"{u}\n{a}"]
-            assert holders == [user]
+        _said_once(conv, conv.probes, side=0)
 
 
 @needs_tiage
@@ -307,14 +300,24 @@ def test_public_probes_about_the_other_speaker_ask_in_the_second_person() -> Non
     assert all(" i " not in f" {p.question} " and " my " not in f" {p.question} " for p in asked)
     assert any(p.question.startswith("what did you tell me about your") for p in asked)
     for conv in convs:
-        for probe in conv.bot_probes:
-            _, said, at = conv.exchanges[probe.exchange]
-            if probe.kind == "when":
-                assert probe.answer == f"{at:%Y-%m-%d}"
-                continue
-            assert probe.answer in said
-            holders = [a for u, a, _ in conv.exchanges if probe.answer in f"{u}\n{a}"]
-            assert holders == [said]
+        _said_once(conv, conv.bot_probes, side=1)
+
+
+def _said_once(
+    conv: public_dialogues.Conversation, probes: Sequence[public_dialogues.Probe], side: int
+) -> None:
+    """Each probe's answer is its day, or said once in the conversation, on `side` (0 the
+    user's, 1 the other speaker's) of its exchange, before the last exchanges."""
+    for probe in probes:
+        exchange = conv.exchanges[probe.exchange]
+        assert probe.exchange < len(conv.exchanges) - public_dialogues.RECENT
+        if probe.kind == "when":
+            assert probe.answer == f"{exchange[2]:%Y-%m-%d}"
+            continue
+        said = exchange[side]
+        assert probe.answer in said
+        holders = [e[side] for e in conv.exchanges if probe.answer in f"{e[0]}\n{e[1]}"]
+        assert holders == [said]
 
 
 @needs_tiage

@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import structlog
 
 from bot.app import App
 from bot.cli.main import main
@@ -27,7 +24,7 @@ LONG_KEY = "console:" + "a-very-long-session-name-" * 5 + "end"
 
 
 @pytest.fixture(autouse=True)
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, logging_restored: None) -> None:
     """A clean environment on a database of our own; logging restored afterwards."""
     for info in Settings.model_fields.values():
         for name in getattr(info.validation_alias, "choices", []):
@@ -36,12 +33,6 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("VENTANA_DB", str(tmp_path / "polish.db"))
     monkeypatch.setenv("VENTANA_LANGUAGE", "en")
     monkeypatch.chdir(tmp_path)
-    saved, root = structlog.get_config(), logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    structlog.configure(**saved)
-    root.handlers[:] = handlers
-    root.setLevel(level)
 
 
 async def _say(key: str, *texts: str) -> None:

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterator
-
 import pytest
-import structlog
 
 from bot.cli.main import main
 from tests.support.postgres import postgres_server, postgres_url
@@ -14,18 +10,7 @@ from tests.support.postgres import postgres_server, postgres_url
 __all__ = ["postgres_server", "postgres_url"]  # fixtures
 
 SECRET = "s3cret-pw"
-
-
-@pytest.fixture(autouse=True)
-def logging_restored() -> Iterator[None]:
-    """`main` configures logging onto the captured streams: put it back afterwards (a
-    later test's turn would log into a closed capture)."""
-    saved, root = structlog.get_config(), logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    structlog.configure(**saved)
-    root.handlers[:] = handlers
-    root.setLevel(level)
+pytestmark = pytest.mark.usefixtures("logging_restored")
 
 
 def test_sessions_and_an_unknown_key_name_the_database_without_its_password(
