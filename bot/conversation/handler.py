@@ -10,6 +10,7 @@ and only then marks it done. `recover()` finishes whatever a crash interrupted.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 import structlog
@@ -31,6 +32,7 @@ from memory.types import Arrival, InboxEntry
 __all__ = ["ConversationHandler", "LiveOutbox", "Outbox"]
 
 log = structlog.get_logger(__name__)
+Turn = Callable[[InboxEntry], Awaitable[list[str]]]
 # A turn the database failed (down, disk full) is tried again after these, about a
 # minute in all; then the user gets an apology and the entry waits for the next start.
 STORE_RETRY_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
@@ -127,28 +129,60 @@ class ConversationHandler:
     # -- processing ---------------------------------------------------------------------
 
     async def _process(self, entry: InboxEntry) -> list[str]:
-        """The chat is held (across workers on a shared store) while its claimed entries
-        run, oldest first."""
+        return await self._guarded(entry, self._claimed)
+
+    async def _retry(self, entry: InboxEntry) -> list[str]:
+        return await self._guarded(entry, self._fresh)
+
+    async def _guarded(self, entry: InboxEntry, run: Turn) -> list[str]:
+        """`run(entry)`, never raising: a store failure is tried again later, or
+        apologised for; anything else (a bug) is `_failed`. The entry is no longer queued
+        here unless a retry or a background delivery still has it."""
         structlog.contextvars.bind_contextvars(key=entry.key)
         retrying = False
         try:
-            texts: list[str] = []
-            async with self.store.claim_turn(entry) as claim:
-                for each in claim.entries:
-                    replies = await self._run_entry(each)
-                    texts = replies if each.id == entry.id else texts
+            texts = await run(entry)
             self._store_failures.pop(entry.id, None)
             return texts
         except Exception as exc:
-            if not is_store_error(exc):
-                raise
-            retrying = self._store_failed(entry, exc)
-            return [] if retrying else await self._apologise(entry)
+            try:
+                retrying = is_store_error(exc) and self._store_failed(entry, exc)
+            except Exception as bug:  # a bug on the retry path: as in the turn itself
+                return await self._failed(entry, bug)
+            if retrying:
+                return []
+            return await (
+                self._apologise(entry) if is_store_error(exc) else self._failed(entry, exc)
+            )
         finally:
             self.intake.burst_over(entry.key)
             if not retrying and entry.id not in self.delivery.later:
                 self.intake.queued.discard(entry.id)
             structlog.contextvars.unbind_contextvars("key")
+
+    async def _claimed(self, entry: InboxEntry) -> list[str]:
+        """The chat is held (across workers on a shared store) while its claimed entries
+        run, oldest first. One that breaks on a bug is apologised for and the rest still
+        run: an earlier entry a dead worker left must not take its chat down with it."""
+        texts: list[str] = []
+        async with self.store.claim_turn(entry) as claim:
+            for each in claim.entries:
+                try:
+                    replies = await self._run_entry(each)
+                except Exception as exc:
+                    if is_store_error(exc):
+                        raise
+                    replies = await self._failed(each, exc)
+                texts = replies if each.id == entry.id else texts
+        return texts
+
+    async def _fresh(self, entry: InboxEntry) -> list[str]:
+        """The entry as the store has it now: answered meanwhile (its exchange committed
+        before the failure) it is only delivered, never answered twice."""
+        fresh = await self.store.inbox_get(entry.key, entry.external_id)
+        if fresh is None or fresh.status in ("done", "rejected"):
+            return []
+        return await self._claimed(fresh)
 
     def _store_failed(self, entry: InboxEntry, exc: Exception) -> bool:
         """Try the entry again later (True), or give up on it for this run (False)."""
@@ -169,31 +203,39 @@ class ConversationHandler:
         self._retries.pop(entry.id, None)
         self.serial.submit(entry.key, lambda: self._retry(entry))
 
-    async def _retry(self, entry: InboxEntry) -> list[str]:
-        """The entry as the store has it now: answered meanwhile (its exchange committed
-        before the failure) it is only delivered, never answered twice."""
-        try:
-            fresh = await self.store.inbox_get(entry.key, entry.external_id)
-        except Exception as exc:
-            if not is_store_error(exc):
-                raise
-            if self._store_failed(entry, exc):
-                return []
-            self.intake.queued.discard(entry.id)
-            return await self._apologise(entry)
-        if fresh is None or fresh.status in ("done", "rejected"):
-            self._store_failures.pop(entry.id, None)
-            self.intake.queued.discard(entry.id)
-            return []
-        return await self._process(fresh)
-
-    async def _apologise(self, entry: InboxEntry) -> list[str]:
+    async def _apologise(self, entry: InboxEntry, text: str = "error_store") -> list[str]:
         """The store stayed down: the user hears so; the entry stays in the inbox (not
         done) and is answered at the next start (`recover`)."""
-        texts = [t(self.language, "error_store")]
+        texts = [t(self.language, text)]
         try:
             await self.delivery.send(entry.session, texts)
         except Exception:
+            log.exception("apology_undelivered")
+        return texts
+
+    async def _failed(self, entry: InboxEntry, exc: Exception) -> list[str]:
+        """A turn broke on something unexpected (a bug, not the database). The user hears
+        the generic apology ("try again"), recorded as the entry's answer (in place of a
+        reply recorded before the break) and delivered like any reply, so the entry ends
+        done. It is not left for the next start: a bug a message sets off would break it
+        at every start, and on PostgreSQL before each later message of its chat (the next
+        holder claims it first). An entry already delivered gets nothing more: never
+        answered twice. Should the store fail too, the apology is only sent and the entry
+        waits for the next start, as when the store is down."""
+        log.exception("turn_failed", error=type(exc).__name__, exc_info=exc)
+        self._store_failures.pop(entry.id, None)
+        texts = [t(self.language, "error_generic")]
+        try:
+            now = await self.store.inbox_get(entry.key, entry.external_id)
+            if now is None or now.status in ("done", "rejected"):
+                return []
+            await self.store.inbox_mark(entry.id, "answered", texts, at=_now())
+        except Exception:
+            log.exception("turn_failed_unmarked")
+            return await self._apologise(entry, "error_generic")
+        try:
+            await self.delivery.reply(entry.id, entry.session, texts)  # done once delivered
+        except Exception:  # answered: the apology goes again at the next start
             log.exception("apology_undelivered")
         return texts
 
