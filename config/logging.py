@@ -170,7 +170,9 @@ def _shared_processors(fmt: str, pseudonym_key: bytes) -> list[Any]:
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         Pseudonymize(pseudonym_key),
         redact,
-        structlog.processors.format_exc_info if fmt == "json" else _identity,
+        # A plain traceback in both formats, then redacted: the console renderer's own
+        # (rich) would print every frame's locals (message bodies, tokens), unredacted.
+        structlog.processors.format_exc_info,
         redact_errors,
     ]
 
@@ -203,8 +205,4 @@ def _redact_foreign_message(
     message = event.get("event")
     if isinstance(message, str):
         event["event"] = redact_secrets(message)
-    return event
-
-
-def _identity(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     return event

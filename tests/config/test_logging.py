@@ -111,6 +111,28 @@ def test_error_fields_are_redacted_at_every_level(capsys: pytest.CaptureFixture[
     assert "test_error_fields_are_redacted_at_every_level" in err  # names stay readable
 
 
+def test_console_tracebacks_show_no_locals_and_no_keys(capsys: pytest.CaptureFixture[str]) -> None:
+    """The console format (the default) prints a plain traceback: no local variables (a
+    message body, a token), and keys in the exception's message redacted as in JSON."""
+    configure_logging("console", "info", SECRET)
+
+    body = " ".join(("el", "cuerpo", "del", "mensaje"))  # never on a line a traceback quotes
+
+    def turn(text: str) -> None:
+        token = "-".join(("sk", "proj", "abcdef1234567890"))
+        raise ValueError(f"refused {token}" if text else "empty")
+
+    try:
+        turn(body)
+    except ValueError:
+        structlog.get_logger("t").exception("turn_failed")
+    err = capsys.readouterr().err
+    assert "el cuerpo del mensaje" not in err
+    assert "sk-proj" not in err
+    assert "ValueError: refused" in err
+    assert "in turn" in err  # where it broke stays readable
+
+
 def test_library_log_lines_are_json_too(capsys: pytest.CaptureFixture[str]) -> None:
     """uvicorn's and psycopg's own stdlib lines go through structlog's formatter: JSON logs
     stay one JSON object a line, with level, time and logger, keys still redacted."""
