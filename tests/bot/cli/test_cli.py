@@ -83,6 +83,7 @@ def test_missing_provider_key_is_named(tmp_path: Path) -> None:
 
 def test_doctor_reports_database_and_models(tmp_path: Path) -> None:
     """doctor checks settings, database and model specs; --live probes the offline models."""
+    (tmp_path / "cli.db").touch()  # new and empty: doctor opens and migrates it
     done = _run(["doctor", "--live"], tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "database" in done.stdout
@@ -92,6 +93,7 @@ def test_doctor_reports_database_and_models(tmp_path: Path) -> None:
 
 def test_doctor_shows_the_durability_the_database_runs_with(tmp_path: Path) -> None:
     """`VENTANA_DB_SYNC=full` reaches the connection: doctor reads it back from SQLite."""
+    (tmp_path / "cli.db").touch()
     done = _run(["doctor"], tmp_path, VENTANA_DB_SYNC="full")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "synchronous=full" in done.stdout

@@ -135,13 +135,39 @@ def test_a_mistyped_database_is_refused_not_created(
     assert not (tmp_path / "polish.db").exists()
 
 
+def test_doctor_reports_a_missing_database_without_creating_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A VENTANA_DB file not there yet: doctor says so, naming a missing folder (a typo
+    shows), and creates nothing; still exit 0 (a fresh install). Where no folder can be
+    made for it (a file in the way), it fails."""
+    typo = tmp_path / "dtaa" / "bot.db"
+    monkeypatch.setenv("VENTANA_DB", str(typo))
+    assert _main("doctor") == 0
+    out = capsys.readouterr().out
+    assert f"ok   database       sqlite {typo}: not found, nor its folder {typo.parent}" in out
+    assert "(it will be created on first run)" in out
+    assert not typo.parent.exists()
+    monkeypatch.setenv("VENTANA_DB", str(tmp_path / "polish.db"))
+    assert _main("doctor") == 0
+    assert "polish.db: not found (it will be created on first run)" in capsys.readouterr().out
+    assert not (tmp_path / "polish.db").exists()
+    (tmp_path / "file").write_text("not a folder")
+    monkeypatch.setenv("VENTANA_DB", str(tmp_path / "file" / "bot.db"))
+    assert _main("doctor") == 1
+    assert f"FAIL  database       sqlite {tmp_path / 'file' / 'bot.db'}: not found" in (
+        capsys.readouterr().out
+    )
+
+
 def test_operator_tools_print_their_own_output_only(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """doctor on a new database and resummarize log no info line (migration_applied,
     fold_written, stopped) unless VENTANA_LOG_LEVEL asks; warnings still show."""
     monkeypatch.setenv("VENTANA_WINDOW_EXCHANGES", "2")
     monkeypatch.setenv("VENTANA_FOLD_BATHC", "2")  # a typo: its warning must stay
+    (tmp_path / "polish.db").touch()  # new and empty: doctor migrates it
     assert _main("doctor") == 0
     doctor = capsys.readouterr()
     assert "ok   database" in doctor.out
