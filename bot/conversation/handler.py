@@ -220,15 +220,27 @@ class ConversationHandler:
         done. It is not left for the next start: a bug a message sets off would break it
         at every start, and on PostgreSQL before each later message of its chat (the next
         holder claims it first). An entry already delivered gets nothing more: never
-        answered twice. Should the store fail too, the apology is only sent and the entry
-        waits for the next start, as when the store is down."""
-        log.exception("turn_failed", error=type(exc).__name__, exc_info=exc)
+        answered twice. One whose reply was made and recorded broke in the sending (the
+        channel down, a network error): that reply stands, and is sent again by the next
+        start's `recover`, never replaced by an apology. Should the store fail too, the
+        apology is only sent and the entry waits for the next start, as when the store
+        is down."""
         self._store_failures.pop(entry.id, None)
         texts = [t(self.language, "error_generic")]
+        error = type(exc).__name__
         try:
             now = await self.store.inbox_get(entry.key, entry.external_id)
-            if now is None or now.status in ("done", "rejected"):
-                return []
+        except Exception:
+            log.error("turn_failed", error=error, exc_info=exc)
+            log.exception("turn_failed_unmarked")
+            return await self._apologise(entry, "error_generic")
+        if now is not None and now.status == "answered":
+            log.error("reply_undelivered", error=error, exc_info=exc)
+            return []
+        log.error("turn_failed", error=error, exc_info=exc)
+        if now is None or now.status in ("done", "rejected"):
+            return []
+        try:
             await self.store.inbox_mark(entry.id, "answered", texts, at=_now())
         except Exception:
             log.exception("turn_failed_unmarked")

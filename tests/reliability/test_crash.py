@@ -34,7 +34,13 @@ DRAIN_S = 60.0  # the last run must answer everything within this
 SYNCS = ("normal", "full")  # generation by generation
 STEP_S = 0.05
 EARLY_KILL_SHARE = 0.2  # kills aimed at start-up and inbox recovery
-BAD_LOG_EVENTS = ("job_failed", "fold_crashed", "telegram_update_unreadable", "Traceback")
+BAD_LOG_EVENTS = (
+    "job_failed",
+    "turn_failed",
+    "fold_crashed",
+    "telegram_update_unreadable",
+    "Traceback",
+)
 
 
 @dataclass

@@ -219,7 +219,7 @@ def test_run_logs_neither_secrets_nor_bodies(tmp_path: Path) -> None:
             "turn",
             "provider_retry",
             "whatsapp_bad_signature",
-            "job_failed",
+            "reply_undelivered",
         },
     )
 

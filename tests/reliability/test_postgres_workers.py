@@ -226,3 +226,4 @@ def test_two_workers_one_killed_lose_nothing_double_nothing_reorder_nothing(
         text = log.read_text("utf-8", "replace")
         assert "Traceback" not in text, tail(log)
         assert "job_failed" not in text, tail(log)
+        assert "turn_failed" not in text, tail(log)

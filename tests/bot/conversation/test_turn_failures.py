@@ -6,14 +6,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from bot.app import App
 from bot.conversation.texts import t
 from memory.store.locks import Claim
-from memory.types import InboxEntry
+from memory.types import InboxEntry, SessionKey
 from providers.base import ChatRequest
 from tests.bot.conversation.conftest import Collect, MakeApp, inbound
 from tests.support.fakes import ScriptedChatModel
@@ -120,6 +120,58 @@ async def test_an_earlier_claimed_entry_that_breaks_does_not_take_the_chat_down(
         entry = await app.store.inbox_get("telegram:62", external_id)
         assert entry is not None
         assert entry.status == "done"
+
+
+class _SendFailsOnce(Collect):
+    """An outbox whose first send breaks (a network error the channel's SDK raises)."""
+
+    def __init__(self, sink: list[str]) -> None:
+        super().__init__(sink)
+        self.failed = False
+
+    async def send(self, key: SessionKey, texts: Sequence[str]) -> None:
+        if not self.failed:
+            self.failed = True
+            raise ConnectionError("channel down")
+        await super().send(key, texts)
+
+
+async def test_a_reply_that_fails_to_send_stands_and_is_sent_at_the_next_start(
+    make_app: MakeApp,
+) -> None:
+    """A reply made and recorded whose sending breaks is not replaced by an apology: the
+    entry stays answered with that reply, nothing is sent meanwhile, and the next start's
+    `recover` sends the same reply and marks the entry done."""
+    from structlog.testing import capture_logs
+
+    sent: list[str] = []
+    app = await make_app(ScriptedChatModel())
+    app.handler.register("telegram", _SendFailsOnce(sent))
+    with capture_logs() as logs:
+        replies = await asyncio.wait_for(
+            app.handler.handle(inbound("telegram:64", "hola", ext="send-1")), SETTLE_S
+        )
+        await asyncio.wait_for(app.handler.drain(), SETTLE_S)
+    assert replies == []
+    assert sent == []
+    assert [e["event"] for e in logs if e["log_level"] == "error"] == ["reply_undelivered"]
+    entry = await app.store.inbox_get("telegram:64", "send-1")
+    assert entry is not None
+    assert entry.status == "answered"
+    recorded = list(entry.replies)
+    assert recorded
+    assert recorded != [t("es", "error_generic")]
+    assert await app.handler.recover() == 1
+    await asyncio.wait_for(app.handler.drain(), SETTLE_S)
+    for _ in range(300):
+        if sent:
+            break
+        await asyncio.sleep(0.01)
+    await asyncio.wait_for(app.handler.drain(), SETTLE_S)
+    assert sent == recorded
+    entry = await app.store.inbox_get("telegram:64", "send-1")
+    assert entry is not None
+    assert entry.status == "done"
 
 
 async def test_an_unexpected_failure_is_logged_without_the_message(make_app: MakeApp) -> None:
