@@ -215,7 +215,7 @@ INBOX_MARK = (
     "UPDATE inbox SET status = %s, replies = COALESCE(%s, replies), attempts = attempts + 1,"
     " updated_at = %s WHERE id = %s"
 )
-INBOX_PRUNE = "DELETE FROM inbox WHERE status = 'done' AND updated_at < %s"
+INBOX_PRUNE = "DELETE FROM inbox WHERE status IN ('done', 'rejected') AND updated_at < %s"
 
 # -- exchanges and summaries -------------------------------------------------------------
 

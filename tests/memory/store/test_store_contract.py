@@ -76,6 +76,16 @@ async def test_inbox_prune_keeps_recent_done_entries(store: Store) -> None:
     assert await store.inbox_prune(T0 + timedelta(days=8)) == 1
 
 
+async def test_inbox_prune_drops_old_rejected_entries_too(store: Store) -> None:
+    """A rejected entry (malformed input, a queue over its cap) is finished: pruned with
+    the done ones once older than the cut-off, so the inbox does not grow with them."""
+    assert await store.inbox_reject("console:a", "bad-1", "malformed", T0)
+    assert await store.inbox_prune(T0 - timedelta(days=1)) == 0
+    assert await store.inbox_get("console:a", "bad-1") is not None
+    assert await store.inbox_prune(T0 + timedelta(days=8)) == 1
+    assert await store.inbox_get("console:a", "bad-1") is None
+
+
 async def test_window_is_last_n_signal_and_pending_after_checkpoint(store: Store) -> None:
     """Window: last N signal exchanges; pending: signal ones between checkpoint and window."""
     ids = await add(store, "console:w", 10, noise_every=3)  # ids 3, 6, 9 (1-based) are noise
