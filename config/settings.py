@@ -26,6 +26,7 @@ from pydantic import (
     Field,
     SecretStr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -163,6 +164,15 @@ class Settings(BaseSettings):
         return tuple(sources)
 
     _reads_toml: ClassVar[bool] = True
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: object, info: ValidationInfo) -> object:
+        """A blank optional setting is not set (`TELEGRAM_BOT_TOKEN=` from an uncommented
+        template line, an empty Compose variable): an empty token enables no channel."""
+        field = cls.model_fields.get(info.field_name or "")
+        blank = isinstance(value, str) and not value.strip()
+        return None if blank and field is not None and field.default is None else value
 
     @field_validator("db", mode="before")
     @classmethod

@@ -231,3 +231,16 @@ def test_a_sixteen_character_webhook_secret_loads(monkeypatch: pytest.MonkeyPatc
     secret = load_settings().telegram_webhook_secret
     assert secret is not None
     assert secret.get_secret_value() == "sixteen-chars_16"
+
+
+def test_a_blank_optional_variable_is_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`TELEGRAM_BOT_TOKEN=` (or four blank WhatsApp variables) enables no channel, and a
+    blank base URL or prompt file leaves its default: blank is not a value."""
+    for name in ("TELEGRAM_BOT_TOKEN", "WHATSAPP_ACCESS_TOKEN", "WHATSAPP_PHONE_NUMBER_ID",
+                 "WHATSAPP_APP_SECRET", "WHATSAPP_VERIFY_TOKEN", "ANTHROPIC_BASE_URL",
+                 "OPENAI_API_KEY", "VENTANA_SYSTEM_PROMPT_FILE"):  # fmt: skip
+        monkeypatch.setenv(name, " " if name.startswith("WHATSAPP") else "")
+    s = load_settings()
+    assert s.channels == ()
+    assert (s.telegram_bot_token, s.whatsapp_app_secret, s.anthropic_base_url) == (None,) * 3
+    assert (s.openai_api_key, s.system_prompt_file) == (None, None)
