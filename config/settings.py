@@ -53,6 +53,8 @@ _DEFAULT_PROMPTS = {
 def _v(env: str, default: Any, **kw: Any) -> Any:
     """A field read from `env` (or its lowercase field name in TOML)."""
     name = env.lower().removeprefix("ventana_")
+    if isinstance(default, float):  # `inf` would pass `ge=0` and make a report invalid JSON
+        kw.setdefault("allow_inf_nan", False)
     return Field(default, validation_alias=AliasChoices(env, env.lower(), name), **kw)
 
 
@@ -108,7 +110,7 @@ class Settings(BaseSettings):
     max_queued_per_chat: int = _v("VENTANA_MAX_QUEUED_PER_CHAT", 20, ge=1)
     # Meta retries a webhook for up to 7 days; older is a replay. 0: no limit. Erasure
     # tombstones are kept 8 days (the inbox's pruning), so the limit stays within that.
-    delivery_max_age_hours: float = _v("VENTANA_DELIVERY_MAX_AGE_HOURS", 168, ge=0, le=190)
+    delivery_max_age_hours: float = _v("VENTANA_DELIVERY_MAX_AGE_HOURS", 168.0, ge=0, le=190)
     reply_deadline_seconds: float = _v("VENTANA_REPLY_DEADLINE_SECONDS", 25.0, gt=0, le=600)
     # Telegram private chats see the reply as it is written (sendMessageDraft).
     streaming: Annotated[Literal["on", "off"], Lower] = _v("VENTANA_STREAMING", "on")

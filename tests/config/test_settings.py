@@ -244,3 +244,17 @@ def test_a_blank_optional_variable_is_unset(monkeypatch: pytest.MonkeyPatch) -> 
     assert s.channels == ()
     assert (s.telegram_bot_token, s.whatsapp_app_secret, s.anthropic_base_url) == (None,) * 3
     assert (s.openai_api_key, s.system_prompt_file) == (None, None)
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "-inf", "1e400"])
+def test_a_number_setting_must_be_finite(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    """`VENTANA_IDLE_RESET_HOURS=inf` is refused by name (0 is "never"): it passed `ge=0`
+    and the replay report then held `Infinity`, which is not JSON."""
+    monkeypatch.setenv("VENTANA_IDLE_RESET_HOURS", value)
+    monkeypatch.setenv("VENTANA_HTTP_KEEPALIVE_SECONDS", value)
+    with pytest.raises(SettingsInvalid) as caught:
+        load_settings()
+    assert set(caught.value.problems) == {
+        "VENTANA_IDLE_RESET_HOURS",
+        "VENTANA_HTTP_KEEPALIVE_SECONDS",
+    }
