@@ -73,7 +73,7 @@ def read_transcript(path: Path) -> list[TranscriptTurn]:
     turns: list[TranscriptTurn] = []
     last: dict[str, int] = {}  # session → index of its latest unanswered user turn
     ts = FIRST_TS - STEP
-    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, raw in enumerate(_text_of(path).splitlines(), start=1):
         if not raw.strip():
             continue
         role, content, session, at, probe = _parse_line(raw, number)
@@ -89,6 +89,16 @@ def read_transcript(path: Path) -> list[TranscriptTurn]:
             index = last.pop(session)
             turns[index] = TranscriptTurn(session, turns[index].text, content, turns[index].ts)
     return turns
+
+
+def _text_of(path: Path) -> str:
+    """The transcript as text: UTF-8, a leading byte-order mark (Windows editors) skipped."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        number = data[: exc.start].count(b"\n") + 1
+        raise TranscriptError(f"line {number}: not UTF-8 text") from None
 
 
 def _parse_line(raw: str, number: int) -> tuple[str, str, str, datetime | None, bool]:

@@ -221,6 +221,23 @@ def test_replay_into_a_missing_folder_fails_first(
     assert "replay of" not in captured.out  # nothing ran
 
 
+def test_a_transcript_not_in_utf8_is_a_transcript_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Latin-1 transcript names its file and line and exits 1, as any bad transcript
+    (it exited 2 as a settings error, with a bare codec message); a UTF-8 byte-order mark
+    is read through."""
+    line = json.dumps({"role": "user", "content": "hola"}) + "\n"
+    latin = tmp_path / "latin.jsonl"
+    latin.write_bytes(line.encode() + '{"role": "user", "content": "año"}\n'.encode("latin-1"))
+    assert _main("replay", str(latin)) == 1
+    assert f"ventana: {latin}: line 2: not UTF-8 text" in capsys.readouterr().err
+    marked = tmp_path / "bom.jsonl"
+    marked.write_bytes(b"\xef\xbb\xbf" + line.encode())
+    assert _main("replay", str(marked)) == 0
+    assert "replay of bom.jsonl" in capsys.readouterr().out
+
+
 def test_replay_writes_a_png_chart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`--chart x.png` works with the dev install (matplotlib from the chart extra)."""
     transcript = tmp_path / "t.jsonl"
