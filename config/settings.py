@@ -241,12 +241,18 @@ class Settings(BaseSettings):
             "WHATSAPP_VERIFY_TOKEN": self.whatsapp_verify_token,
         }
         missing = [name for name, value in wa.items() if not value]
+        problems = {}
         if 0 < len(missing) < len(wa):
-            raise ValueError(f"WhatsApp is half configured; also set {', '.join(missing)}")
-        if self.telegram_webhook_url and not self.telegram_bot_token:
-            raise ValueError("TELEGRAM_WEBHOOK_URL is set but TELEGRAM_BOT_TOKEN is not")
-        if self.telegram_webhook_url and not self.telegram_webhook_secret:
-            raise ValueError("webhook mode needs TELEGRAM_WEBHOOK_SECRET (checked on every call)")
+            given = ", ".join(name for name in wa if name not in missing)
+            problems[", ".join(missing)] = f"not set; WhatsApp needs all four (set: {given})"
+        webhook = {
+            "TELEGRAM_BOT_TOKEN": self.telegram_bot_token,
+            "TELEGRAM_WEBHOOK_SECRET": self.telegram_webhook_secret,  # checked on every call
+        }
+        for name in (n for n, value in webhook.items() if self.telegram_webhook_url and not value):
+            problems[name] = "not set; webhook mode (TELEGRAM_WEBHOOK_URL) needs it"
+        if problems:
+            raise _Missing(problems)
         return self
 
     # Derived views -----------------------------------------------------------------
@@ -289,6 +295,14 @@ class Settings(BaseSettings):
 
     def is_allowed(self, user: str) -> bool:
         return not self.allowed_users or user in self.allowed_users or self.is_operator(user)
+
+
+class _Missing(ValueError):
+    """Variables that other settings need and that are not set, each with its reason."""
+
+    def __init__(self, problems: dict[str, str]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(f"{name}: {why}" for name, why in problems.items()))
 
 
 class SettingsInvalid(Exception):
@@ -393,6 +407,10 @@ def load_settings(**overrides: Any) -> Settings:
         settings = (Settings if readable else _SettingsWithoutToml)(**overrides)
     except ValidationError as exc:
         for err in exc.errors(include_url=False):
+            missing = err.get("ctx", {}).get("error")
+            if isinstance(missing, _Missing):  # named by variable, not as "SETTINGS"
+                problems.update(missing.problems)
+                continue
             loc = tuple(err["loc"])
             message = err["msg"].removeprefix("Value error, ")
             if loc and not _is_secret(str(loc[0])) and "input" in err:

@@ -258,3 +258,21 @@ def test_a_number_setting_must_be_finite(monkeypatch: pytest.MonkeyPatch, value:
         "VENTANA_IDLE_RESET_HOURS",
         "VENTANA_HTTP_KEEPALIVE_SECONDS",
     }
+
+
+def test_what_another_setting_needs_is_named_by_its_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A webhook URL without its token and secret, or WhatsApp half set, names each missing
+    variable (it was one line labelled SETTINGS, the first problem only)."""
+    monkeypatch.setenv("TELEGRAM_WEBHOOK_URL", "https://bot.example/telegram/webhook")
+    monkeypatch.setenv("WHATSAPP_ACCESS_TOKEN", "t")
+    monkeypatch.setenv("WHATSAPP_VERIFY_TOKEN", "v")
+    with pytest.raises(SettingsInvalid) as caught:
+        load_settings()
+    assert set(caught.value.problems) == {
+        "TELEGRAM_BOT_TOKEN",
+        "TELEGRAM_WEBHOOK_SECRET",
+        "WHATSAPP_PHONE_NUMBER_ID, WHATSAPP_APP_SECRET",
+    }
+    assert "SETTINGS" not in str(caught.value)
