@@ -11,11 +11,9 @@ others. Choices (`json`/`console`, `es`/`en`, ...) are accepted in any case.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import tomllib
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, get_args
 
@@ -38,7 +36,10 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from config.problems import Missing, SettingsInvalid, closest, shown
 from config.specs import ModelSpec, parse_spec
+
+__all__ = ["Settings", "SettingsInvalid", "closest", "known_names", "load_settings"]
 
 CHANNELS = ("telegram", "whatsapp", "console")
 _SECRET_CHARS = re.compile(r"[A-Za-z0-9_-]*")  # what Telegram accepts, 1-256 of them
@@ -252,7 +253,7 @@ class Settings(BaseSettings):
         for name in (n for n, value in webhook.items() if self.telegram_webhook_url and not value):
             problems[name] = "not set; webhook mode (TELEGRAM_WEBHOOK_URL) needs it"
         if problems:
-            raise _Missing(problems)
+            raise Missing(problems)
         return self
 
     # Derived views -----------------------------------------------------------------
@@ -297,24 +298,6 @@ class Settings(BaseSettings):
         return not self.allowed_users or user in self.allowed_users or self.is_operator(user)
 
 
-class _Missing(ValueError):
-    """Variables that other settings need and that are not set, each with its reason."""
-
-    def __init__(self, problems: dict[str, str]) -> None:
-        self.problems = problems
-        super().__init__("; ".join(f"{name}: {why}" for name, why in problems.items()))
-
-
-class SettingsInvalid(Exception):
-    """Every invalid variable at once, named as the user wrote it (with its value, unless
-    it is a secret)."""
-
-    def __init__(self, problems: Mapping[str, str]) -> None:
-        self.problems = dict(problems)
-        lines = [f"  {name}: {why}" for name, why in self.problems.items()]
-        super().__init__("invalid settings:\n" + "\n".join(lines))
-
-
 def _is_secret(name: str) -> bool:
     """Whether the field `name` (a field name or any of its aliases) holds a secret."""
     for field, info in Settings.model_fields.items():
@@ -334,11 +317,6 @@ def _variable(loc: tuple[int | str, ...]) -> str:
     return field.upper()
 
 
-def _shown(value: object) -> str:
-    text = str(value)
-    return repr(text if len(text) <= 80 else text[:79] + "…")
-
-
 def known_names() -> dict[str, str]:
     """Every name a setting answers to, lowercased, mapped to its environment variable."""
     names: dict[str, str] = {}
@@ -348,16 +326,6 @@ def known_names() -> dict[str, str]:
         env = str(choices[0])
         names.update({str(c).lower(): env for c in choices} | {field: env})
     return names
-
-
-def closest(name: str, candidates: list[str]) -> str | None:
-    """The candidate `name` was most likely meant as: a near spelling, else the shortest
-    one it abbreviates (`window` → `window_exchanges`)."""
-    match = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
-    if match:
-        return match[0]
-    longer = [c for c in candidates if len(name) >= 3 and c.startswith(name)]
-    return min(longer, key=len) if longer else None
 
 
 def config_file() -> str | None:
@@ -408,13 +376,13 @@ def load_settings(**overrides: Any) -> Settings:
     except ValidationError as exc:
         for err in exc.errors(include_url=False):
             missing = err.get("ctx", {}).get("error")
-            if isinstance(missing, _Missing):  # named by variable, not as "SETTINGS"
+            if isinstance(missing, Missing):  # named by variable, not as "SETTINGS"
                 problems.update(missing.problems)
                 continue
             loc = tuple(err["loc"])
             message = err["msg"].removeprefix("Value error, ")
             if loc and not _is_secret(str(loc[0])) and "input" in err:
-                message += f" (got {_shown(err['input'])})"
+                message += f" (got {shown(err['input'])})"
             problems.setdefault(_variable(loc), message)
         raise SettingsInvalid(problems) from None
     except (OSError, ValueError) as exc:  # an unreadable or malformed TOML file
