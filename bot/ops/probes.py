@@ -1,7 +1,9 @@
 """Replay probes: a transcript line with `"probe": true` is a dry run at its point.
 
 The engine previews it exactly as a real turn would be built (topic check, recall,
-budget): no model is called, nothing is stored, so no later line can tell it ran.
+budget): no model is called, nothing is stored, so no later line can tell it ran. What
+a real turn answers without a request (a command, a blank line, an oversized message)
+builds none here either.
 `ventana replay` reports it with `"probe": true` and leaves it out of the totals.
 """
 
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.app import App
+from bot.conversation.commands import is_command
 from bot.ops.report import TurnReport
 from memory.policy import Assembly
 from memory.tokens import count_messages
@@ -69,10 +72,15 @@ async def dry_run(
     app: App, key: str, text: str, history: Sequence[Message], system_prompt: str
 ) -> Probed:
     """Preview `text` for `key` as a real turn would be built, writing nothing."""
-    seen = await app.engine.preview(key, text)
-    plan, decision = seen.plan, seen.decision
     full = count_messages(app.tokenizer, system_prompt, [*history, Message("user", text)])
     episodes = len(await app.store.episodes(key))
+    said = text.strip()  # as the handler reads a message
+    if not said or is_command(said) or len(said) > app.settings.max_message_chars:
+        # a real turn answers these itself (a command, "empty", "too long"): no request
+        messages = [{"role": "user", "content": text}]
+        return Probed(episodes, 0, full, 0, 0, 0, False, None, 0, 0, "", messages)
+    seen = await app.engine.preview(key, said)
+    plan, decision = seen.plan, seen.decision
     reason = decision.reason if decision.reset else None
     reverted = revert_reason(decision)
     if not isinstance(plan, Assembly):  # too large: no request would be sent

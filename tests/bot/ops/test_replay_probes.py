@@ -71,6 +71,24 @@ async def test_a_probe_is_assembled_like_a_turn_and_recalls(
     assert all(t["recall_exchanges"] == 0 and not t["probe"] for t in real_turns[:3])
 
 
+async def test_a_probe_the_bot_would_answer_itself_sends_nothing(
+    tmp_path: Path, settings: Settings
+) -> None:
+    """A probe of a command, a blank line or an oversized message reports what its real
+    turn would: no request (it was assembled as a chat message); a probe is stripped as a
+    real message is."""
+    lines = [*case()[:4], probe("/reset"), probe("   "), probe("x" * 20_000)]
+    lines += [probe("  ¿Qué IP te di?  "), {**probe("¿Qué IP te di?"), "probe": False}]
+    report = await run_replay(write_transcript(tmp_path / "t.jsonl", lines), settings)
+    answered = report.contexts[-5:-2]
+    assert [c["messages"][-1]["content"] for c in answered] == ["/reset", "   ", "x" * 20_000]
+    assert all(c["system"] == "" and len(c["messages"]) == 1 for c in answered)
+    assert [t.prompt_tokens for t in report.turns[-5:-2]] == [0, 0, 0]
+    stripped, sent = report.contexts[-2:]
+    assert stripped["messages"] == sent["messages"]
+    assert report.turns[-2].prompt_tokens == report.turns[-1].prompt_tokens
+
+
 def test_probe_lines_take_no_reply_and_keep_the_clock(tmp_path: Path) -> None:
     """A probe is never answered by the next assistant line and does not move time."""
     lines = [
