@@ -24,6 +24,7 @@ from providers.base import Usage
 from tests.support.postgres import postgres_server, postgres_url
 
 __all__ = ["postgres_server", "postgres_url"]  # fixtures
+pytestmark = pytest.mark.usefixtures("logging_restored")  # `main` runs in-process
 
 T0 = datetime(2026, 3, 1, 12, tzinfo=UTC)
 T1 = datetime(2026, 3, 5, 12, tzinfo=UTC)

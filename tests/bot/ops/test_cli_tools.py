@@ -195,6 +195,7 @@ def test_replay_command_writes_report_contexts_and_chart(
     assert not (tmp_path / "user.db").exists()
 
 
+@pytest.mark.usefixtures("logging_restored")
 def test_replay_rejects_a_bad_window(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Flag values are validated like the settings they override, and blamed on the flag
     (`--window`), not on VENTANA_WINDOW_EXCHANGES, which the user never set."""

@@ -1,4 +1,4 @@
-"""Fixtures of the command-line tests."""
+"""Fixtures of the bot tests: the command-line ones call `main` in-process."""
 
 from __future__ import annotations
 
