@@ -215,9 +215,8 @@ class ConversationHandler:
 
     async def _failed(self, entry: InboxEntry, exc: Exception) -> list[str]:
         """A turn broke on something unexpected (a bug, not the database). The user hears
-        the generic apology ("try again"), recorded as the entry's answer (in place of a
-        reply recorded before the break) and delivered like any reply, so the entry ends
-        done. It is not left for the next start: a bug a message sets off would break it
+        the generic apology ("try again"), recorded as the entry's answer and delivered
+        like any reply, so the entry ends done. It is not left for the next start: a bug a message sets off would break it
         at every start, and on PostgreSQL before each later message of its chat (the next
         holder claims it first). An entry already delivered gets nothing more: never
         answered twice. One whose reply was made and recorded broke in the sending (the
