@@ -202,14 +202,16 @@ class Settings(BaseSettings):
     @classmethod
     def _users(cls, value: object) -> tuple[str, ...]:
         items = value.split(",") if isinstance(value, str) else list(value)  # type: ignore[call-overload]
-        users = tuple(str(item).strip() for item in items if str(item).strip())
-        for user in users:
+        users = []
+        for user in (str(item).strip() for item in items if str(item).strip()):
             channel, _, ident = user.partition(":")
+            channel, ident = channel.strip().lower(), ident.strip()  # choices in any case
             if channel not in CHANNELS or not ident:
                 raise ValueError(
                     f"entry {user!r} is not channel:user_id (channel one of {CHANNELS})"
                 )
-        return users
+            users.append(f"{channel}:{ident}")
+        return tuple(users)
 
     @field_validator("telegram_webhook_secret")
     @classmethod

@@ -202,6 +202,18 @@ def test_operator_and_allowlist_rules() -> None:
     assert load_settings().is_allowed("whatsapp:999")
 
 
+def test_a_user_entry_takes_its_channel_in_any_case(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`Telegram:1` is `telegram:1`, as every choice is accepted in any case; spaces
+    around either part do not make an entry that never matches."""
+    monkeypatch.setenv("VENTANA_OPERATORS", "Telegram:1, WHATSAPP: 346")
+    monkeypatch.setenv("VENTANA_ALLOWED_USERS", "telegram : 2")
+    s = load_settings()
+    assert s.operators == ("telegram:1", "whatsapp:346")
+    assert s.is_operator("telegram:1")
+    assert s.is_allowed("telegram:2")
+    assert not s.is_allowed("telegram:3")
+
+
 @pytest.mark.parametrize(
     ("secret", "why"),
     [
