@@ -216,14 +216,14 @@ class ConversationHandler:
     async def _failed(self, entry: InboxEntry, exc: Exception) -> list[str]:
         """A turn broke on something unexpected (a bug, not the database). The user hears
         the generic apology ("try again"), recorded as the entry's answer and delivered
-        like any reply, so the entry ends done. It is not left for the next start: a bug a message sets off would break it
-        at every start, and on PostgreSQL before each later message of its chat (the next
-        holder claims it first). An entry already delivered gets nothing more: never
-        answered twice. One whose reply was made and recorded broke in the sending (the
-        channel down, a network error): that reply stands, and is sent again by the next
-        start's `recover`, never replaced by an apology. Should the store fail too, the
-        apology is only sent and the entry waits for the next start, as when the store
-        is down."""
+        like any reply, so the entry ends done. It is not left for the next start: a bug
+        a message sets off would break it at every start, and on PostgreSQL before each
+        later message of its chat (the next holder claims it first). An entry already
+        delivered gets nothing more: never answered twice. One whose reply was made and
+        recorded broke in the sending (the channel down, a network error): that reply
+        stands, and is sent again by the next start's `recover`, never replaced by an
+        apology. Should the store fail too, the apology is only sent and the entry waits
+        for the next start, as when the store is down."""
         self._store_failures.pop(entry.id, None)
         texts = [t(self.language, "error_generic")]
         error = type(exc).__name__
