@@ -20,10 +20,14 @@ from typing import Any
 # joiner between two emoji stays, since it makes one emoji of them (a family, a rainbow
 # flag; a subdivision flag is made of tag characters, and shown escaped).
 # Everywhere else a joiner (and a non-joiner, which Persian writes inside words) is shown
-# escaped: the operator sees the text as stored, not as it renders.
+# escaped: the operator sees the text as stored, not as it renders. Beyond Cf, the few
+# characters that print as nothing or break a line (`_BLANK`): the Hangul fillers, the
+# combining grapheme joiner, the line and paragraph separators.
+_BLANK = "\u034f\u115f\u1160\u2028\u2029\u3164\uffa0"
 _HIDDEN = re.compile(
     r"[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2"
-    r"\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
+    + _BLANK
+    + r"\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
     r"\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
     r"\U000e0001\U000e0020-\U000e007f]"
 )
