@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from itertools import count
@@ -20,6 +21,14 @@ from tests.support.inbound import inbound as make_inbound
 
 _ids = count(1)
 MakeApp = Callable[..., Awaitable[App]]
+
+
+async def until_sent(sent: Sequence[str], polls: int = 300) -> None:
+    """Wait (10 ms a poll) until something was sent: a retry or an apology lands later."""
+    for _ in range(polls):
+        if sent:
+            return
+        await asyncio.sleep(0.01)
 
 
 def inbound(key: str, text: str, *, user: str | None = None, ext: str | None = None) -> Inbound:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from bot.conversation.texts import t
-from tests.bot.conversation.conftest import Collect, MakeApp, inbound
+from tests.bot.conversation.conftest import Collect, MakeApp, inbound, until_sent
 from tests.support.fakes import ScriptedChatModel
 
 
@@ -32,10 +31,7 @@ async def test_a_turn_the_database_failed_is_retried_once_it_is_back(make_app: M
     app.store.record_exchange = flaky  # type: ignore[method-assign]
     app.engine.store.record_exchange = flaky  # type: ignore[method-assign]
     assert await app.handler.handle(inbound("telegram:50", "hola", ext="disk-1")) == []
-    for _ in range(200):
-        if sent:
-            break
-        await asyncio.sleep(0.01)
+    await until_sent(sent, 200)
     await app.handler.drain()
     assert len(sent) == 1  # answered once the store took the write, and only once
     entry = await app.store.inbox_get("telegram:50", "disk-1")
@@ -63,10 +59,7 @@ async def test_a_store_that_stays_down_gets_an_apology_and_the_turn_waits(
 
     app.engine.store.record_exchange = down  # type: ignore[method-assign]
     await app.handler.handle(inbound("telegram:51", "hola", ext="full-1"))
-    for _ in range(300):
-        if sent:
-            break
-        await asyncio.sleep(0.01)
+    await until_sent(sent)
     assert sent == [t("es", "error_store")]
     entry = await app.store.inbox_get("telegram:51", "full-1")
     assert entry is not None

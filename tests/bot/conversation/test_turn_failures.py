@@ -15,7 +15,7 @@ from bot.conversation.texts import t
 from memory.store.locks import Claim
 from memory.types import InboxEntry, SessionKey
 from providers.base import ChatRequest
-from tests.bot.conversation.conftest import Collect, MakeApp, inbound
+from tests.bot.conversation.conftest import Collect, MakeApp, inbound, until_sent
 from tests.support.fakes import ScriptedChatModel
 
 SETTLE_S = 5.0  # a hang fails the test instead of blocking it
@@ -81,10 +81,7 @@ async def test_a_retry_that_breaks_unexpectedly_settles_its_entry(make_app: Make
 
     app.engine.store.record_exchange = down_once  # type: ignore[method-assign]
     assert await app.handler.handle(inbound("telegram:61", "hola", ext="retry-1")) == []
-    for _ in range(300):
-        if sent:
-            break
-        await asyncio.sleep(0.01)
+    await until_sent(sent)
     await asyncio.wait_for(app.handler.drain(), SETTLE_S)
     assert sent == [t("es", "error_generic")]
     assert app.handler.intake.queued == set()
@@ -163,10 +160,7 @@ async def test_a_reply_that_fails_to_send_stands_and_is_sent_at_the_next_start(
     assert recorded != [t("es", "error_generic")]
     assert await app.handler.recover() == 1
     await asyncio.wait_for(app.handler.drain(), SETTLE_S)
-    for _ in range(300):
-        if sent:
-            break
-        await asyncio.sleep(0.01)
+    await until_sent(sent)
     await asyncio.wait_for(app.handler.drain(), SETTLE_S)
     assert sent == recorded
     entry = await app.store.inbox_get("telegram:64", "send-1")
