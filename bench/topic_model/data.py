@@ -14,6 +14,8 @@
 
 TIAGE dev, `bench/data/blind/`, `bench/data/support_multicase/` and
 `bench/data/support_dev2/` (the long cases that measure the model) are never read here.
+`bench/data/support_dev3/` (sessions written later) is not fitted by default: fitted, it
+cost the held-out sets recall (its README); `--written` can name it.
 """
 
 from __future__ import annotations
