@@ -1,5 +1,5 @@
 """What is wrong with the settings, as the user reads it: the error naming every bad
-variable, and the guess at what a mistyped name meant."""
+variable, the settings that need another, and the guess at what a mistyped name meant."""
 
 from __future__ import annotations
 
@@ -23,6 +23,38 @@ class SettingsInvalid(Exception):
         self.problems = dict(problems)
         lines = [f"  {name}: {why}" for name, why in self.problems.items()]
         super().__init__("invalid settings:\n" + "\n".join(lines))
+
+
+# Settings that need others: WhatsApp's four together; a webhook URL its token and secret.
+WHATSAPP = {
+    "WHATSAPP_ACCESS_TOKEN": "whatsapp_access_token",
+    "WHATSAPP_PHONE_NUMBER_ID": "whatsapp_phone_number_id",
+    "WHATSAPP_APP_SECRET": "whatsapp_app_secret",
+    "WHATSAPP_VERIFY_TOKEN": "whatsapp_verify_token",
+}
+WEBHOOK = {
+    "TELEGRAM_BOT_TOKEN": "telegram_bot_token",
+    "TELEGRAM_WEBHOOK_SECRET": "telegram_webhook_secret",
+}
+
+
+def channel_problems(seen: Mapping[str, object]) -> dict[str, str]:
+    """The variables other settings need that are not set, from the fields read so far
+    (by field name). A field missing from `seen` failed its own check: it counts as set,
+    its error is named already."""
+
+    def unset(field: str) -> bool:
+        return field in seen and not seen[field]
+
+    problems = {}
+    missing = [name for name, field in WHATSAPP.items() if unset(field)]
+    if 0 < len(missing) < len(WHATSAPP):
+        given = ", ".join(name for name in WHATSAPP if name not in missing)
+        problems[", ".join(missing)] = f"not set; WhatsApp needs all four (set: {given})"
+    if seen.get("telegram_webhook_url"):  # the secret is checked on every call
+        for name in (n for n, field in WEBHOOK.items() if unset(field)):
+            problems[name] = "not set; webhook mode (TELEGRAM_WEBHOOK_URL) needs it"
+    return problems
 
 
 def shown(value: object) -> str:

@@ -26,7 +26,6 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
-    model_validator,
 )
 from pydantic_settings import (
     BaseSettings,
@@ -36,7 +35,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from config.problems import Missing, SettingsInvalid, closest, shown
+from config.problems import Missing, SettingsInvalid, channel_problems, closest, shown
 from config.specs import ModelSpec, parse_spec
 
 __all__ = ["Settings", "SettingsInvalid", "closest", "known_names", "load_settings"]
@@ -143,7 +142,10 @@ class Settings(BaseSettings):
     whatsapp_access_token: SecretStr | None = _v("WHATSAPP_ACCESS_TOKEN", None)
     whatsapp_phone_number_id: str | None = _v("WHATSAPP_PHONE_NUMBER_ID", None)
     whatsapp_app_secret: SecretStr | None = _v("WHATSAPP_APP_SECRET", None)
-    whatsapp_verify_token: SecretStr | None = _v("WHATSAPP_VERIFY_TOKEN", None)
+    # The last of the channels' settings: its check reads the others (`_channels`).
+    whatsapp_verify_token: SecretStr | None = _v(
+        "WHATSAPP_VERIFY_TOKEN", None, validate_default=True
+    )
     whatsapp_graph_url: str = _v("WHATSAPP_GRAPH_URL", "https://graph.facebook.com/v21.0")
 
     anthropic_api_key: SecretStr | None = _v("ANTHROPIC_API_KEY", None)
@@ -235,28 +237,16 @@ class Settings(BaseSettings):
             raise ValueError(f"file {str(value)!r} does not exist")
         return value
 
-    @model_validator(mode="after")
-    def _channels(self) -> Settings:
-        wa = {
-            "WHATSAPP_ACCESS_TOKEN": self.whatsapp_access_token,
-            "WHATSAPP_PHONE_NUMBER_ID": self.whatsapp_phone_number_id,
-            "WHATSAPP_APP_SECRET": self.whatsapp_app_secret,
-            "WHATSAPP_VERIFY_TOKEN": self.whatsapp_verify_token,
-        }
-        missing = [name for name, value in wa.items() if not value]
-        problems = {}
-        if 0 < len(missing) < len(wa):
-            given = ", ".join(name for name in wa if name not in missing)
-            problems[", ".join(missing)] = f"not set; WhatsApp needs all four (set: {given})"
-        webhook = {
-            "TELEGRAM_BOT_TOKEN": self.telegram_bot_token,
-            "TELEGRAM_WEBHOOK_SECRET": self.telegram_webhook_secret,  # checked on every call
-        }
-        for name in (n for n, value in webhook.items() if self.telegram_webhook_url and not value):
-            problems[name] = "not set; webhook mode (TELEGRAM_WEBHOOK_URL) needs it"
+    @field_validator("whatsapp_verify_token")
+    @classmethod
+    def _channels(cls, value: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
+        """Settings that need another (`channel_problems`). A field check, not a model
+        one: it runs beside every other field's error, where a model check runs only
+        once they all pass."""
+        problems = channel_problems({**info.data, "whatsapp_verify_token": value})
         if problems:
             raise Missing(problems)
-        return self
+        return value
 
     # Derived views -----------------------------------------------------------------
 

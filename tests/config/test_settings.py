@@ -288,3 +288,24 @@ def test_what_another_setting_needs_is_named_by_its_variable(
         "WHATSAPP_PHONE_NUMBER_ID, WHATSAPP_APP_SECRET",
     }
     assert "SETTINGS" not in str(caught.value)
+
+
+def test_what_another_setting_needs_is_named_beside_bad_values(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A bad value elsewhere does not hide the settings another one needs: one message
+    names them all (the pair check ran only once every single value was valid)."""
+    monkeypatch.setenv("VENTANA_WINDOW_EXCHANGES", "zero")
+    monkeypatch.setenv("TELEGRAM_WEBHOOK_URL", "https://bot.example/telegram/webhook")
+    monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET", "short")  # invalid, but set
+    monkeypatch.setenv("WHATSAPP_ACCESS_TOKEN", "t")
+    with pytest.raises(SettingsInvalid) as caught:
+        load_settings()
+    assert set(caught.value.problems) == {
+        "VENTANA_WINDOW_EXCHANGES",
+        "TELEGRAM_WEBHOOK_SECRET",
+        "TELEGRAM_BOT_TOKEN",
+        "WHATSAPP_PHONE_NUMBER_ID, WHATSAPP_APP_SECRET, WHATSAPP_VERIFY_TOKEN",
+    }
+    assert "at least" in caught.value.problems["TELEGRAM_WEBHOOK_SECRET"]
+    assert "webhook mode" in caught.value.problems["TELEGRAM_BOT_TOKEN"]
