@@ -11,8 +11,8 @@ helps, and the features must change)?
 - **Ranking**, on the gold episodes (each message against the episode since the last gold
   reset, as the trainer's rows): the area under the ROC curve of the head's probability,
   and the recall reached at precision 0.9, 0.95 and 0.99 by the best threshold for each.
-  A message the detector decides before the model (`precheck`: an empty episode, a
-  command) ranks by its decision.
+  A message the detector decides before the model (the episode so far a bare greeting:
+  the case is not open yet) ranks by its decision.
 - **Per threshold**, run as the product runs it (episodes as predicted, the shipped head
   with only its support threshold changed): resets made (precision, recall, resets on
   distractors) and resets that stand once the soft reset's revert has undone some
