@@ -104,11 +104,14 @@ SEARCH = (
 # computed by the server, the candidates ordered as `SEARCH` orders them, and every
 # term's document frequency on each row (`dfs`, in `each`'s order), so `rank` re-ranks
 # over exactly the statistics `key_stats` would have read. No row: no candidate.
-# Planned once per connection, not at every run: the arrays are read through scalar
-# subqueries, so a custom plan cannot see their lengths and costs what the generic one
-# does (else the server keeps choosing custom plans, ~0.3 ms of planning a search), and
-# each candidate is looked up by its id (the LATERAL … OFFSET 0 fence), never by walking
-# the whole episode, whatever a generic plan would guess of the episode's size.
+# Planned once per connection, not at every run: every value (the arrays, the episode,
+# the id bound, the LIMIT…) is read through a scalar subquery, so a custom plan sees none
+# of them and costs what the generic one does. Else the server keeps choosing custom
+# plans, ~0.3 ms of planning a search: on a large table a custom plan that saw the LIMIT
+# and the episode always looked cheaper (`bench.postgres.recall`, 2,000 keys: 0 generic
+# plans in 300 searches). Each candidate is looked up by its id (the LATERAL … OFFSET 0
+# fence), never by walking the whole episode, whatever a generic plan would guess of the
+# episode's size.
 SEARCH_ONE = (
     "WITH s AS MATERIALIZED (SELECT u.n, u.q, u.w, u.hard,"
     "   (SELECT count(*) FROM recall_index r WHERE r.terms @@ u.q) AS df"
@@ -118,19 +121,19 @@ SEARCH_ONE = (
     " k AS MATERIALIZED (SELECT s.q,"
     "   s.w * ln(1.0 + (d.docs - s.df + 0.5)::float8 / (s.df + 0.5)::float8) AS w"
     "   FROM s, d WHERE s.n > 1 AND s.df > 0"
-    "   AND (s.hard OR s.df <= greatest(1.0, %(common)s * d.docs))),"
+    "   AND (s.hard OR s.df <= greatest(1.0, (SELECT %(common)s::float8) * d.docs))),"
     " m AS MATERIALIZED (SELECT exchange_id, terms FROM recall_index"
     "   WHERE terms @@ (SELECT string_agg(k.q::text, ' | ')::tsquery FROM k))"
     " SELECT x.id, x.episode_id, x.user_text, x.reply_text, x.created_at,"
     " ARRAY(SELECT t.lexeme FROM unnest(m.terms) t, generate_series(1, cardinality(t.positions))"
-    "   WHERE t.lexeme <> %(mark)s) AS terms,"
+    "   WHERE t.lexeme <> (SELECT %(mark)s::text)) AS terms,"
     " (SELECT array_agg(s.df ORDER BY s.n) FROM s) AS dfs"
     " FROM m, LATERAL (SELECT x.id, x.episode_id, x.user_text, x.reply_text, x.created_at"
-    "   FROM exchanges x WHERE x.id = m.exchange_id AND x.episode_id = %(ep)s"
-    "   AND x.id < %(before)s OFFSET 0) x"
+    "   FROM exchanges x WHERE x.id = m.exchange_id AND x.episode_id = (SELECT %(ep)s::bigint)"
+    "   AND x.id < (SELECT %(before)s::bigint) OFFSET 0) x"
     " ORDER BY (SELECT sum(k.w) FROM k WHERE m.terms @@ k.q) DESC,"
     "   ts_rank(m.terms, (SELECT string_agg(k.q::text, ' | ')::tsquery FROM k)) DESC, x.id DESC"
-    " LIMIT %(limit)s"
+    " LIMIT (SELECT %(limit)s::int)"
 )
 SIZE = (
     "SELECT (SELECT count(*) FROM recall_index r JOIN exchanges x ON x.id = r.exchange_id"

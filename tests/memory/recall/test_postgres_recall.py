@@ -256,3 +256,41 @@ async def test_a_connection_plans_the_search_once_and_finds_the_same(postgres_ur
     assert rounds[0] == rounds[1]
     assert sum(bool(hits) for hits in rounds[0]) >= 5
     assert plans == {"generic_plans": 2 * len(QUESTIONS) - 5, "custom_plans": 5}
+
+
+async def test_the_search_keeps_its_generic_plan_on_a_large_table(
+    postgres_empty_url: str,
+) -> None:
+    """On a large table the server used to re-plan `SEARCH_ONE` at every search (~0.3 ms):
+    a custom plan that saw the episode, the id bound and the LIMIT looked cheaper than the
+    generic one, so it never settled. Every value now reaches the plan through a scalar
+    subquery: custom and generic plans cost alike and the connection settles on the
+    generic one as on a small table. A large table is simulated by its statistics (the
+    planner scales `reltuples`; a fresh database, so no other test sees them)."""
+    store = await PostgresStore.open(postgres_empty_url, pool_size=1)
+    try:
+        await say(store, "whatsapp:34603", [*CASE, *FILLER])
+        state = await state_of(store, "whatsapp:34603")
+        async with await psycopg.AsyncConnection.connect(postgres_empty_url) as conn:
+            await conn.set_autocommit(True)
+            await conn.execute("ANALYZE")
+            await conn.execute(
+                "UPDATE pg_class SET reltuples = reltuples * 100000"
+                " WHERE relname IN ('recall_index', 'exchanges')"
+            )
+        queries = [
+            RecallQuery(state.session_id, state.episode.id, query_terms(q)) for q in QUESTIONS
+        ]
+        async with store.db.connection() as conn:
+            found = [await recall.search_one(conn, q) for q in [*queries, *queries]]
+            cur = await conn.execute(
+                "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
+                " WHERE strpos(statement, %s) > 0",
+                ("FROM recall_index r WHERE r.terms @@ u.q",),
+            )
+            plans = await cur.fetchone()
+    finally:
+        await store.close()
+    assert found[: len(queries)] == found[len(queries) :]
+    assert sum(bool(hits) for hits in found) >= 10
+    assert plans == {"generic_plans": 2 * len(QUESTIONS) - 5, "custom_plans": 5}
