@@ -79,10 +79,11 @@ DROP INDEX IF EXISTS exchanges_search;
 ALTER TABLE exchanges DROP COLUMN IF EXISTS search;
 DROP FUNCTION IF EXISTS ventana_fold(TEXT);
 """
-# Per query lexeme (the document mark first): how many of the index's rows hold it.
+# Per query lexeme (the document mark first): how many of the index's rows hold it. The
+# array through a scalar subquery, as in `SEARCH_ONE`: else every run is planned anew.
 STATS = (
     "SELECT u.n, (SELECT count(*) FROM recall_index r WHERE r.terms @@ u.q) AS df"
-    " FROM unnest(%(each)s::tsquery[]) WITH ORDINALITY AS u(q, n) ORDER BY u.n"
+    " FROM unnest((SELECT %(each)s::tsquery[])) WITH ORDINALITY AS u(q, n) ORDER BY u.n"
 )
 # The episode's matching exchanges below `before`, with their terms (one per occurrence).
 # The key's matches are read first through the GIN index (MATERIALIZED: the planner

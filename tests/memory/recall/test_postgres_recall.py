@@ -265,8 +265,10 @@ async def test_the_search_keeps_its_generic_plan_on_a_large_table(
     a custom plan that saw the episode, the id bound and the LIMIT looked cheaper than the
     generic one, so it never settled. Every value now reaches the plan through a scalar
     subquery: custom and generic plans cost alike and the connection settles on the
-    generic one as on a small table. A large table is simulated by its statistics (the
-    planner scales `reltuples`; a fresh database, so no other test sees them)."""
+    generic one as on a small table; so does the statistics statement of the search made
+    while a soft reset's closed case is in play. A large table is simulated by its
+    statistics (the planner scales `reltuples`; a fresh database, so no other test sees
+    them)."""
     store = await PostgresStore.open(postgres_empty_url, pool_size=1)
     try:
         await say(store, "whatsapp:34603", [*CASE, *FILLER])
@@ -283,14 +285,19 @@ async def test_the_search_keeps_its_generic_plan_on_a_large_table(
         ]
         async with store.db.connection() as conn:
             found = [await recall.search_one(conn, q) for q in [*queries, *queries]]
+            stats = [await recall.key_stats(conn, q.session_id, q.terms) for q in queries]
             cur = await conn.execute(
-                "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
-                " WHERE strpos(statement, %s) > 0",
+                "SELECT strpos(statement, 'WITH s AS') = 1 AS one, generic_plans, custom_plans"
+                " FROM pg_prepared_statements WHERE strpos(statement, %s) > 0 ORDER BY one",
                 ("FROM recall_index r WHERE r.terms @@ u.q",),
             )
-            plans = await cur.fetchone()
+            plans = await cur.fetchall()
     finally:
         await store.close()
     assert found[: len(queries)] == found[len(queries) :]
     assert sum(bool(hits) for hits in found) >= 10
-    assert plans == {"generic_plans": 2 * len(QUESTIONS) - 5, "custom_plans": 5}
+    assert all(docs == len(CASE) + len(FILLER) for docs, _ in stats)
+    assert plans == [  # the statistics alone (the soft reset's search), then `SEARCH_ONE`
+        {"one": False, "generic_plans": len(QUESTIONS) - 5, "custom_plans": 5},
+        {"one": True, "generic_plans": 2 * len(QUESTIONS) - 5, "custom_plans": 5},
+    ]
