@@ -147,7 +147,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Ranking]:
     parser.add_argument("--thresholds", default=",".join(map(str, THRESHOLDS)))
     parser.add_argument("--quick", action="store_true", help=f"first {QUICK} sessions of each")
     args = parser.parse_args(argv)
-    thresholds = [float(t) for t in args.thresholds.split(",")]
+    try:
+        thresholds = [float(t) for t in args.thresholds.split(",")]
+    except ValueError:
+        parser.error(f"--thresholds: numbers separated by commas, not {args.thresholds!r}")
     shipped = load_model("support").threshold
     out: dict[str, Ranking] = {}
     for title, every, long in sets_of(args.data):

@@ -40,6 +40,16 @@ def test_the_blind_folder_and_an_empty_one_are_refused(tmp_path: Path) -> None:
         sweep.sets_of(tmp_path)
 
 
+def test_thresholds_that_are_not_numbers_are_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A bad `--thresholds` exits 2 with argparse's message naming the option."""
+    with pytest.raises(SystemExit) as exit_:
+        sweep.main(["--data", str(DEV3.parent), "--thresholds", "0.3,high"])
+    assert exit_.value.code == 2
+    assert "--thresholds: numbers separated by commas" in capsys.readouterr().err
+
+
 def test_main_scores_a_written_set_with_the_shipped_model(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
