@@ -1,8 +1,8 @@
 """Workers: 1, 2 and 4 worker processes on PostgreSQL against one process on SQLite.
 
     python -m bench.workers [--chats N] [--turns T] [--latency S] [--workers 1,2,4]
-                            [--light N] [--pool-size P] [--spread S] [--url postgresql://…]
-                            [--quick]
+                            [--light N] [--pool-size P] [--spread S] [--warmup N]
+                            [--url postgresql://…] [--quick]
 
 Every configuration runs the same load: N chats, each sending T messages one after the
 other (the next once the previous is answered), through the real handler, engine and
@@ -21,7 +21,10 @@ its intake to its exchange: intake, claim and release of the chat, state, the ex
 with its inbox mark, waits for a pooled connection, another worker's hold on the chat or
 a free core included; the "done" mark and the fold-in are off the reply path), and the
 CPU per turn, worker + server (the workers' own CPU, and the PostgreSQL server's read
-from `/proc`, backends included): what says how many turns/s a core serves. A light
+from `/proc`, backends included): what says how many turns/s a core serves. `--warmup N`
+has each worker run N turns on chats of its own before the start, not measured, so its
+pool's connections have prepared and planned their statements as in a worker that has
+run a while (default 0: a cold start, as the targets are read). A light
 load (`--light` chats, default 100, on SQLite and on 2 workers) runs below saturation,
 so its store time measures the store, not queueing. SQLite's single process is the
 baseline, in the same run.
@@ -64,6 +67,8 @@ from bench.postgres.cpu import postmaster_of, server_cpu_s
 from bot.conversation.inbound import Inbound
 from memory.types import SessionKey
 
+WARM_KEYS = 900_000  # `--warmup` chats: keys no measured chat has (those start at 700,000)
+
 # -- one worker (a child process) ----------------------------------------------------------
 
 
@@ -75,6 +80,7 @@ async def _worker(
     pool: int,
     start: Callable[[], Awaitable[float]],
     spread: float,
+    warmup: int = 0,
 ) -> dict[str, Any]:
     quiet_logs()
     target: Any = db if "://" in db else Path(db)
@@ -102,6 +108,14 @@ async def _worker(
             assert replies, "a turn got no reply"
             spent.append(account[0])
 
+    async def warm(i: int) -> None:  # chats of its own, before the start: not measured
+        key = f"whatsapp:{WARM_KEYS + 10_000 * chats[0] + i}"
+        text = f"Hola, una consulta previa ({i})"
+        await app.handler.handle(Inbound(SessionKey.parse(key), text, f"w{i}", ts(0), key))
+
+    if warmup and chats:
+        await asyncio.gather(*(warm(i) for i in range(warmup)))
+        await app.handler.drain()
     at = await start()
     await asyncio.sleep(max(0.0, at - time.time()))
     started, cpu = time.time(), _cpu_s()
@@ -139,6 +153,7 @@ def _child(argv: Sequence[str]) -> None:
             spec["pool"],
             _ready,
             spec["spread"],
+            spec.get("warmup", 0),
         )
     )
     print(json.dumps(result))
@@ -178,7 +193,7 @@ class Run:
 def _spawn(db: str, chats: list[int], args: argparse.Namespace) -> subprocess.Popen[str]:
     spec: dict[str, Any] = {"db": db, "chats": chats, "turns": args.turns}
     spec |= {"latency": args.latency}
-    spec |= {"pool": args.pool_size, "spread": args.spread}
+    spec |= {"pool": args.pool_size, "spread": args.spread, "warmup": args.warmup}
     return subprocess.Popen(
         [sys.executable, "-m", "bench.workers", "--child", json.dumps(spec)],
         stdin=subprocess.PIPE,
@@ -307,6 +322,13 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--pool-size", type=int, default=16)
     parser.add_argument(
         "--spread", type=float, help="first messages spread over S seconds (default: latency)"
+    )
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=0,
+        help="turns each worker runs on chats of its own before the start (not measured):"
+        " its pool's connections prepared and planned, as in a worker that has run a while",
     )
     parser.add_argument("--url", help="an existing PostgreSQL database (emptied first)")
     parser.add_argument("--quick", action="store_true", help="50 chats × 2 turns, 0.2 s")

@@ -10,6 +10,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
+import psycopg
 import pytest
 
 from bench import (
@@ -262,6 +263,23 @@ def test_workers_runs_every_configuration_and_reports_pg_targets(
     ]
     assert all(t.value > 0 for t in targets)
     assert "+ 0.00 =" not in out.split("postgres, 1 worker(s)")[1].splitlines()[0]
+
+
+def test_workers_warm_up_on_chats_of_their_own_before_the_start(
+    postgres_server: PostgresServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--warmup N`: each worker first runs N turns on keys no measured chat has; they
+    are in the database, and the measured load is the same 8 chats × 2 turns."""
+    url = postgres_server.create_database("warm")
+    argv = ["--chats", "8", "--latency", "0.01", "--workers", "2", "--light", "0"]
+    workers.main([*argv, "--warmup", "3", "--url", url])
+    out = capsys.readouterr().out
+    assert "== workers: 8 chats × 2 turns" in out
+    with psycopg.connect(url) as conn:
+        rows = conn.execute("SELECT key FROM sessions ORDER BY key").fetchall()
+    warm = [key for (key,) in rows if int(key.split(":")[1]) >= workers.WARM_KEYS]
+    assert len(warm) == 2 * 3  # 3 a worker
+    assert len(rows) - len(warm) == 8
 
 
 def test_quick_sets_only_what_is_not_given() -> None:
