@@ -29,6 +29,13 @@ def exchange_row(row: Row, p: str = "") -> Exchange:
     )
 
 
+def exchange_of_json(item: Row) -> Exchange:
+    """An exchange as `sql.STATE_AND_WINDOW` lists it: a JSON object of `EXCHANGE_COLS`,
+    its time in ISO 8601."""
+    at = item["created_at"]
+    return exchange_row({**item, "created_at": datetime.fromisoformat(at) if at else None})
+
+
 def summary_row(row: Row, p: str = "") -> SummaryVersion:
     return SummaryVersion(
         int(row[p + "id"]),

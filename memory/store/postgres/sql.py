@@ -45,14 +45,19 @@ STATE = (
 )
 # STATE and the last `window` signal exchanges with the pending ones before them (every
 # signal row with id ≥ least(checkpoint + 1, window start): one range scan of
-# exchanges_window), in one statement: a row per exchange (`x_…` columns, NULL when there
-# is none), each carrying the state columns.
+# exchanges_window), in one statement and one row: the exchanges as one JSON array of
+# objects (`EXCHANGE_COLS` by name), oldest first (NULL when there is none). One row, not
+# one per exchange: each row repeated the state's thirty columns (about 60 µs of the
+# worker's CPU a turn to decode a full window and its pending ones). MATERIALIZED, or
+# the state's subqueries (the stamp's two maxima, the last reply's lookups) run once per
+# exchange.
+_JSON_EXCHANGE = ", ".join(f"'{c.strip()}', x.{c.strip()}" for c in EXCHANGE_COLS.split(","))
 STATE_AND_WINDOW = (
-    f"WITH st AS ({STATE}) SELECT st.*, {_prefixed('x', EXCHANGE_COLS, 'x_')} FROM st"
-    " LEFT JOIN exchanges x ON x.episode_id = st.e_id AND x.signal"
+    f"WITH st AS MATERIALIZED ({STATE}) SELECT st.*, (SELECT json_agg(json_build_object("
+    f" {_JSON_EXCHANGE}) ORDER BY x.id) FROM exchanges x WHERE x.episode_id = st.e_id AND x.signal"
     " AND x.id >= LEAST(COALESCE(st.m_checkpoint, 0) + 1, COALESCE((SELECT id FROM exchanges"
     "   WHERE episode_id = st.e_id AND signal ORDER BY id DESC LIMIT 1 OFFSET %(offset)s), 0))"
-    " ORDER BY x.id"
+    " ) AS exchanges FROM st"
 )
 SIGNAL = (
     f"SELECT {EXCHANGE_COLS} FROM exchanges WHERE episode_id = %(ep)s AND signal"

@@ -16,7 +16,13 @@ from memory.store.postgres.connection import Conn, PostgresDatabase
 from memory.store.postgres.inbox import intake_of, intake_params
 from memory.store.postgres.locks import Stamped
 from memory.store.postgres.recall import indexed
-from memory.store.postgres.rows import Row, episode_row, exchange_row, summary_row
+from memory.store.postgres.rows import (
+    Row,
+    episode_row,
+    exchange_of_json,
+    exchange_row,
+    summary_row,
+)
 from memory.store.states import IntakeStates
 from memory.store.turns import Intake, NewExchange
 from memory.types import Arrival, Exchange, PreviousCase, TurnState
@@ -41,11 +47,11 @@ async def peek_stamped(conn: Conn, key: str, window: int) -> tuple[TurnState | N
         pending = await signal_exchanges(conn, row["e_id"], row["m_checkpoint"] or 0)
         return _state(row, key, [], pending), row["s_stamp"]
     cur = await conn.execute(sql.STATE_AND_WINDOW, {"key": key, "offset": window - 1})
-    rows = await cur.fetchall()
-    if not rows:
+    row = await cur.fetchone()
+    if row is None:
         return None, None
-    found = [exchange_row(r, "x_") for r in rows if r["x_id"] is not None]
-    return _state(rows[0], key, found[-window:], found[:-window]), rows[0]["s_stamp"]
+    found = [exchange_of_json(x) for x in row["exchanges"] or ()]
+    return _state(row, key, found[-window:], found[:-window]), row["s_stamp"]
 
 
 def _state(row: Row, key: str, recent: list[Exchange], pending: list[Exchange]) -> TurnState:
