@@ -8,7 +8,9 @@ appended verbatim. Kinds and what they cover:
 - ``date``, ``time``, ``amount`` (with a currency), ``percent``, ``phone``, ``email``, ``url``,
   ``postcode`` (`memory.facts.rules`);
 - ``iban``, ``account``, ``ip``, ``host``, ``tracking``, ``address``, ``plate``, ``name``,
-  ``company`` (`memory.facts.kinds`).
+  ``company`` (`memory.facts.kinds`);
+- ``slot`` ("caja 34", "seat 14C"), ``measure`` ("500 litres"), and more shapes of ids,
+  postcodes, dates and versions (`memory.facts.details`).
 
 A fact carries a `label` (what the value is, when the words before it say so: "IP del
 servidor"); it takes no part in equality, so the same value found twice is one fact.
@@ -21,6 +23,7 @@ from collections.abc import Iterable, Iterator
 from functools import lru_cache
 
 from memory.caches import FOLD_TEXTS
+from memory.facts.details import DETAIL_RULES
 from memory.facts.handover import note_read, taken
 from memory.facts.kinds import DIGITLESS_KINDS, KIND_RULES, plausible_kind
 from memory.facts.labels import label_before
@@ -66,8 +69,9 @@ IDENTITY_KINDS = frozenset(
 
 
 # The user's own kinds first: on the same span they are the more precise reading
-# ("póliza 0045-778" is an account number, not a generic id).
-_PATTERNS = [*BASE_RULES[:2], *KIND_RULES, *BASE_RULES[2:]]
+# ("póliza 0045-778" is an account number, not a generic id). The details' shapes
+# (`memory.facts.details`) after the first rules, and the bare number last of all.
+_PATTERNS = [*BASE_RULES[:2], *KIND_RULES, *BASE_RULES[2:-1], *DETAIL_RULES, BASE_RULES[-1]]
 # Every kind but these is made of digits: a text without any skips their patterns.
 _DIGITLESS_KINDS = frozenset({"url", "email"}) | DIGITLESS_KINDS
 # The run of digits in a row every match of a gate holds (a lookbehind's digits

@@ -63,8 +63,12 @@ def parse_file(path: Path) -> list[dict]:
             first = parts[0].split()
             ident_guess = first[0] if first else None
             if len(parts) != 3:
-                _fail(path, lineno, ident_guess,
-                      f"expected 3 fields separated by '||', found {len(parts)}")
+                _fail(
+                    path,
+                    lineno,
+                    ident_guess,
+                    f"expected 3 fields separated by '||', found {len(parts)}",
+                )
             ident, text, facts_col = (p.strip() for p in parts)
             im = ID_RE.match(ident)
             if not im:
@@ -75,8 +79,7 @@ def parse_file(path: Path) -> list[dict]:
             if any(r["id"] == ident for r in records):
                 _fail(path, lineno, ident, "id repeated")
             if num != expected:
-                _fail(path, lineno, ident,
-                      f"id out of order: expected fd-{lang}-{expected:03d}")
+                _fail(path, lineno, ident, f"id out of order: expected fd-{lang}-{expected:03d}")
             expected += 1
             if not text:
                 _fail(path, lineno, ident, "empty message")
@@ -94,17 +97,23 @@ def parse_file(path: Path) -> list[dict]:
                     if fact == NONE:
                         _fail(path, lineno, ident, "'none' mixed with other facts")
                     if fact not in text:
-                        _fail(path, lineno, ident,
-                              f"fact {fact!r} is not an exact substring of the message")
+                        _fail(
+                            path,
+                            lineno,
+                            ident,
+                            f"fact {fact!r} is not an exact substring of the message",
+                        )
                 if len(set(facts)) != len(facts):
                     _fail(path, lineno, ident, "a fact is listed twice")
-            records.append({
-                "id": ident,
-                "lang": lang,
-                "split": "fit" if num % 2 == 1 else "held",
-                "text": text,
-                "facts": facts,
-            })
+            records.append(
+                {
+                    "id": ident,
+                    "lang": lang,
+                    "split": "fit" if num % 2 == 1 else "held",
+                    "text": text,
+                    "facts": facts,
+                }
+            )
     return records
 
 
@@ -136,8 +145,9 @@ def main() -> int:
     for r in records:
         by_lang[r["lang"]] = by_lang.get(r["lang"], 0) + 1
     langs = ", ".join(f"{k}={v}" for k, v in sorted(by_lang.items()))
-    print(f"wrote {OUT_PATH.name}: {len(records)} messages ({langs}), "
-          f"{n_none} none, {n_facts} facts")
+    print(
+        f"wrote {OUT_PATH.name}: {len(records)} messages ({langs}), {n_none} none, {n_facts} facts"
+    )
     return 0
 
 

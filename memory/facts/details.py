@@ -1,0 +1,152 @@
+"""Details a support agent notes that the first rules had no shape for, Spanish and English.
+
+Read from the fit half of a written set of support messages (`bench/data/facts_dev/`,
+`python -m bench.facts --split fit --misses`), each kind a shape, not a list of values:
+
+- ``slot``: a numbered place or size, said with the word that makes it one ("caja 34",
+  "asiento 14C", "Desk 23", "size 10", "talla 42", "habitación 212", "gate 14", "4th
+  floor", "piso 5ºC"): the value keeps the word, as "34" alone means nothing; a Spanish
+  floor and door need none ("4º 2ª");
+- ``measure``: a quantity in a unit ("500 litres", "1TB", "2 x 500 g", "8ft", "50GB");
+- ``id``: a hexadecimal error code ("0x80070005"), an error code after its label ("the
+  error code is E24", "error 21"), a code of capitals and numbers split by slashes
+  ("PC/88/41273"), groups of digits joined by dashes ("84-2917733"), a name joined by
+  underscores with a digit in it (a Wi-Fi network, "Casa_Perez_5G");
+- ``phone``: a Mexican number in its groups ("55 3421 8870");
+- ``postcode``: a British or Canadian postcode without its label ("M14 5RT", "M5V 2T6");
+- ``date``: a weekday and its day ("Tuesday 14th", "jueves 9", "Thu 20 Mar"), an ordinal
+  day ("on the 28th"), a card's or document's expiry ("caduca 09/29", "expiry 11/2031");
+- ``version``: three numbers split by dots ("3.12.0"), not thousands ("1.234.567").
+
+Each runs only where its gates pass (a digit, a start word), like the first rules, and
+after them: on the same span an earlier rule's reading wins.
+"""
+
+from __future__ import annotations
+
+from memory.facts.rules import _AMPM, _EN_MONTH, _ES_MONTH, _Rule, _rule
+
+# Words that make the number after them a place, a seat or a size. Lowered, as the scan's
+# start words are searched in the lowered text.
+_SLOT_WORDS = (
+    r"caja|cajas|box|taquilla|locker|desk|mesa|puesto|habitaci[oó]n|hab\.|room|gate"
+    r"|asiento|seat|fila|row|and[eé]n|platform|plaza|bay|muelle|dock|apto\.?"
+    r"|apartamento|apartment|flat|piso|planta|floor|talla|size|stand|pabell[oó]n"
+    r"|terminal|lote|consulta|sala|aula|cama|bed|cabina|cabin|vag[oó]n|coche|carriage"
+    r"|coach|error|fallo|falla"
+)
+# A short code: digits with a letter, a floor and its door ("5ºC", "4º 2ª"), a letter and
+# digits ("E24"); not a year, not part of a longer number ("piso 612 345 678" is a phone)
+# nor a time ("sala 10:30").
+_SLOT_CODE = (
+    r"(?!(?:19|20)\d\d(?!\d))"
+    r"(?:\d{1,2}\s?[º°ª](?:\s?-?\s?(?:\d{1,2}\s?[º°ª]|[A-Za-z](?!\w)))?"
+    r"|[A-Za-z]?\d{1,4}[A-Za-z]?)(?![\w/-]|:\d|[ .,]\d)"
+)
+_ES_WEEKDAY = r"(?i:lunes|martes|mi[eé]rcoles|jueves|viernes|s[aá]bado|domingo)"
+# Whole names in any case; the short ones capitalised ("sat 20 minutes" is no date).
+_EN_WEEKDAY = (
+    r"(?:(?i:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|Mon|Tues|Tue|Wed"
+    r"|Thurs|Thu|Fri|Sat|Sun)"
+)
+# What an ordinal after "the" counts when it is no day ("the 2nd time").
+_NOT_A_DAY = (
+    r"(?!\s+(?i:time|times|attempt|try|floor|one|order|item|line|page|step|option|call"
+    r"|email|message|payment|charge|person|place|week|month|year)\b)"
+)
+_ORDINAL = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)"
+_UNITS = (
+    r"TB|GB|MB|KB|kB|kWh|kW|mAh|kg|mg|ml|g|litros?|litres?|liters?|ft|cm|mm|km|lbs?|oz"
+    r"|pulgadas|inches|m2|m²|metros|meters|metres|kilos|gramos|grams"
+)
+
+DETAIL_RULES: list[_Rule] = [
+    _rule(
+        "slot",
+        rf"\b(?i:{_SLOT_WORDS})\s?(?:n[º°o]\.?\s?|#\s?)?{_SLOT_CODE}",
+        r"\d",
+        starts=_SLOT_WORDS,
+    ),
+    # A Spanish floor and its door without the word ("4º 2ª", "5ºC").
+    _rule(
+        "slot",
+        r"(?<![\w.])\d{1,2}\s?[º°ª]\s?-?\s?(?:\d{1,2}\s?[º°ª]|[A-Za-z](?!\w))",
+        r"\d\s?[º°ª]",
+        at_runs=True,
+    ),
+    # An ordinal floor ("4th floor", "2nd floor").
+    _rule("slot", rf"\b{_ORDINAL}\s+(?i:floor)\b", r"\d(?:st|nd|rd|th)\s", at_runs=True),
+    _rule(
+        "measure",
+        rf"(?<![\w.,])\d+(?:[.,]\d+)?(?:\s?x\s?\d+(?:[.,]\d+)?)?\s?(?:{_UNITS})(?![\w/])",
+        r"\d",
+        at_runs=True,
+    ),
+    _rule("id", r"(?<!\w)0x[0-9A-Fa-f]{4,16}(?!\w)", r"0x"),
+    # An error code after its label, within a few words ("the error code on the
+    # dishwasher is E24", "código de error: F3").
+    _rule(
+        "id",
+        r"(?i:\berror(?:\s+code)?|c[oó]digo(?:\s+de\s+error)?|code)\b[\w ,-]{0,30}?\s"
+        r"([A-Z]{1,2}-?\d{1,4}[A-Z]?)(?![\w-])",
+        r"[A-Z]-?\d",
+        group=1,
+        starts=r"error|c[oó]digo|c(?<=\bc)ode",
+    ),
+    _rule("id", r"\b[A-Z]{1,5}/\d+(?:/\d+)+\b", r"[A-Z]/\d"),
+    # Groups of digits joined by dashes, seven digits or more ("84-2917733", "8812-554-01").
+    _rule(
+        "id",
+        r"(?<![\w.,/-])(?=(?:\d-?){7})\d{2,6}(?:-\d{2,9}){1,3}(?![\w/-]|[.,]\d)",
+        r"-(?<=\d-)\d",
+        at_runs=True,
+    ),
+    _rule(
+        "id",
+        r"(?<![\w@.-])(?=[A-Za-z0-9_]*\d)[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?![\w@.-])",
+        r"_",
+    ),
+    # A Mexican number, its area code of two digits and two groups of four ("55 3421 8870").
+    _rule(
+        "phone",
+        r"(?<![\d.,])\d{2}\s\d{4}\s\d{4}(?!\d|[.,]\d)",
+        r"\d\s\d",
+        at_runs=True,
+    ),
+    _rule(
+        "postcode",
+        r"\b(?:[A-Z]{1,2}\d[A-Z\d]?\s\d[ABD-HJLNP-UW-Z]{2}|[A-Z]\d[A-Z]\s\d[A-Z]\d)\b",
+        r"\d[A-Z]",
+    ),
+    _rule(
+        "date",
+        rf"\b{_EN_WEEKDAY}\.?,?\s+(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?\b"
+        rf"(?:\s+(?:of\s+)?{_EN_MONTH}\b\.?)?(?!\s?(?:[:.]\d|{_AMPM}))",
+        r"\d",
+        starts=r"mon|tue|wed|thu|fri|sat|sun",
+    ),
+    _rule(
+        "date",
+        rf"\b{_ES_WEEKDAY},?\s+(?:(?i:d[ií]a)\s+)?(?:[12]\d|3[01]|0?[1-9])\b"
+        rf"(?:\s+de\s+{_ES_MONTH}\b)?(?![:.,]\d|\s?(?i:h\b|horas?|de la|{_AMPM}))",
+        r"\d",
+        starts=r"lunes|martes|mi[eé]rcoles|jueves|viernes|s[aá]bado|domingo",
+    ),
+    # An ordinal day after "the" ("change it to the 28th", "on the 2nd").
+    _rule("date", rf"(?<=\b[Tt]he ){_ORDINAL}\b{_NOT_A_DAY}", r"\d", at_runs=True),
+    _rule(
+        "date",
+        r"(?i:\b(?:caduca|caducidad|vence|vencimiento|expiry|expires?|exp\.?|valid until"
+        r"|v[aá]lid[oa] hasta)\s*(?:date\s*)?:?\s*(?:el\s+|en\s+|on\s+)?)"
+        r"((?:0[1-9]|1[0-2])/(?:\d{4}|\d{2}))(?![\d/])",
+        r"\d/\d",
+        group=1,
+        starts=r"caduc|venc|exp|v[aá]lid",
+    ),
+    _rule(
+        "version",
+        r"(?<![\w.])(?!\d{1,3}\.\d{3}\.\d{3}(?!\d))\d{1,3}\.\d{1,3}\.\d{1,4}(?![\w]|\.\d)",
+        r"\d\.\d",
+        at_runs=True,
+    ),
+]

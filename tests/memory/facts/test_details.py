@@ -1,0 +1,85 @@
+"""Detail shapes the fit half of a written set of support messages showed the guard lost
+(`memory.facts.details`, `bench/data/facts_dev/`): each read whole, and kept verbatim in
+a key-fact line that reads back as the same fact."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.facts import extract_facts
+from memory.fold.keyfacts import PRIORITY, render_fact, salient_facts
+
+
+def _read(text: str) -> list[tuple[str, str]]:
+    return [(f.kind, f.value) for f in extract_facts(text)]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a numbered place or size keeps the word that makes it one
+        ("si, pone caja 34 en el lateral", [("slot", "caja 34")]),
+        ("quiero cambiar el asiento 14C por ventanilla", [("slot", "asiento 14C")]),
+        ("Desk 23 has no network", [("slot", "Desk 23")]),
+        ("I ordered size 10 but got size 12", [("slot", "size 10"), ("slot", "size 12")]),
+        ("soy del piso 5ºC", [("slot", "piso 5ºC")]),
+        ("vivo en el 4º 2ª", [("slot", "4º 2ª")]),
+        ("it's on the 4th floor", [("slot", "4th floor")]),
+        ("me sigue saliendo el error 21", [("slot", "error 21")]),
+        # a quantity in a unit
+        ("you only delivered 300 litres", [("measure", "300 litres")]),
+        ("upgrade to the 1TB plan", [("measure", "1TB")]),
+        ("pedi 2 x 500 g de cafe", [("measure", "2 x 500 g")]),
+        # codes
+        ("error 0x80070005 al instalar", [("id", "0x80070005")]),
+        ("the error code on the dishwasher is E24", [("id", "E24")]),
+        ("reference PC/88/41273", [("id", "PC/88/41273")]),
+        ("EIN 84-2917733 on the form", [("id", "84-2917733")]),
+        ('our Wi-Fi is "Henderson_Family_5G"', [("id", "Henderson_Family_5G")]),
+        # postcodes without their label
+        ("postcode is M14 5RT", [("postcode", "M14 5RT")]),
+        ("my order to M5V 2T6 is stuck", [("postcode", "M5V 2T6")]),
+        # a Mexican number in its groups
+        ("el tel 55 3421 8870", [("phone", "55 3421 8870")]),
+        # dates: a weekday and its day (with the month when said), an ordinal day, an expiry
+        ("it was due Tuesday 14th", [("date", "Tuesday 14th")]),
+        ("la cita era el jueves 9 de 10 a 14h", [("date", "jueves 9")]),
+        ("el sábado 14 de marzo a las 10:00", [("date", "sábado 14 de marzo"), ("time", "10:00")]),
+        ("change delivery to the 28th", [("date", "28th")]),
+        ("la nueva caduca 09/29", [("date", "09/29")]),
+        # three numbers split by dots are a version
+        ("la versión de la app es la 3.12.0", [("version", "3.12.0")]),
+    ],
+)
+def test_each_detail_is_read_whole(text: str, expected: list[tuple[str, str]]) -> None:
+    """The value as said, of its kind."""
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "lo he intentado 3 veces",  # a count, no unit
+        "it's the 2nd time this happens",  # an ordinal that is no day
+        "I sat 20 minutes waiting",  # "sat" is no Saturday
+        "call me Friday 3pm",  # the time is the fact, not "Friday 3"
+        "the 5G network is down",  # no unit
+        "mi coche 2019 no arranca",  # a year is no slot
+        "the total was 1.234.567",  # thousands, no version
+    ],
+)
+def test_what_is_no_detail_stays_out(text: str) -> None:
+    """Incidental numbers read as no detail of these kinds."""
+    found = {kind for kind, _ in _read(text)}
+    assert not found & {"slot", "measure", "version", "date"}, _read(text)
+
+
+def test_new_kinds_rank_and_render_back_as_themselves() -> None:
+    """A slot and a measure have a place in the cap's ranking, and their key-fact lines
+    read back as the same fact (else the next fold would not require them)."""
+    for text in ("caja 34", "asiento 14C", "4th floor", "300 litres", "2 x 500 g"):
+        (fact,) = salient_facts(f"me dijeron {text} ayer")
+        assert fact.kind in PRIORITY
+        line = render_fact(fact)
+        assert text in line
+        assert extract_facts(line) == [fact]
