@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from bench import (
     blind,
     concurrency,
+    facts,
     growth,
     overhead,
     profile,
@@ -52,6 +53,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     flags = ["--quick"] if args.quick else []
     benches: list[tuple[str, Callable[[list[str]], list[Target]]]] = [
         ("tokens", tokens.main),
+        ("facts", facts.main),
         ("overhead", overhead.main),
         ("profile", profile.main),
         ("growth", growth.main),
