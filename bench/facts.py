@@ -21,6 +21,10 @@ The long-case replays (`python -m bench.blind --data …`) measure the whole pat
 summary, cap); this one isolates the extractor and the salience rule, at 2,000 messages a
 second. `--misses` prints what the fit half missed; the held half is scored in aggregate
 only and its misses are never printed (the set's README: fit on one half, score the other).
+
+`--data` may also name a folder of long cases (`longcase.jsonl`, `bench.blind`'s format:
+`bench/data/support_dev2`, the blind folder): each user message is an item with the
+case's planted facts it says, all of them held (aggregate figures only, no misses).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.blind.data import BlindDataError, load_long_cases
 from bench.common import Target
 from memory.facts import facts_of
 from memory.fold.keyfacts import render_fact, salient_facts
@@ -78,8 +83,11 @@ class Score:
 
 
 def load(folder: Path) -> list[Item]:
-    """The set's `facts.jsonl` (its `build.py` writes it from the hand-written sources)."""
+    """The set's `facts.jsonl` (its `build.py` writes it from the hand-written sources),
+    or its long cases' user messages (`long_items`)."""
     path = folder / "facts.jsonl"
+    if not path.exists() and (folder / "longcase.jsonl").exists():
+        return long_items(folder / "longcase.jsonl")
     if not path.exists():
         raise FactsDataError(f"{path}: not found (build it: python -m bench.data.facts_dev.build)")
     items = []
@@ -101,6 +109,27 @@ def load(folder: Path) -> list[Item]:
             raise FactsDataError(f"{path}:{number}: {missing} not in the message")
         items.append(item)
     return items
+
+
+def long_items(path: Path) -> list[Item]:
+    """Each user message of the long cases at `path`, with the planted facts it says
+    verbatim; held, so scored in aggregate only."""
+    try:
+        cases = load_long_cases(path)
+    except BlindDataError as exc:
+        raise FactsDataError(str(exc)) from exc
+    return [
+        Item(
+            f"{case.id}-{n:03d}",
+            case.lang,
+            "held",
+            turn["content"],
+            tuple(f for f in case.facts if f in turn["content"]),
+        )
+        for case in cases
+        for n, turn in enumerate(case.turns)
+        if turn["role"] == "user"
+    ]
 
 
 def key_fact_lines(text: str) -> list[str]:
@@ -165,7 +194,8 @@ def main(argv: Sequence[str] | None = None) -> list[Target]:
     except FactsDataError as exc:
         print(f"== facts: {exc}")
         return []
-    splits = ("fit", "held") if args.split == "all" else (args.split,)
+    present = [split for split in ("fit", "held") if any(i.split == split for i in items)]
+    splits = present if args.split == "all" else [args.split]
     print(f"== facts: the fact guard's key-fact lines on {args.data.name} ({len(items)} messages)")
     scores: dict[str, Score] = {}
     for split in splits:

@@ -94,3 +94,33 @@ def test_the_written_set_is_what_its_sources_build(tmp_path: Path) -> None:
     assert sum(r["split"] == "fit" for r in records) == 160
     items = bench_facts.load(bench_facts.DEFAULT_DATA)
     assert len(items) == 320
+
+
+def test_long_cases_are_scored_as_held_messages_without_misses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder of long cases (`bench.blind`'s format) gives one held item per user
+    message, with the case's facts it says; `--split fit --misses` then prints none."""
+    turns = [
+        {
+            "role": "user",
+            "content": "mi pedido PED-44812 no llega",
+            "ts": "2026-03-02T10:00:00+00:00",
+        },
+        {"role": "assistant", "content": "Lo miro.", "ts": "2026-03-02T10:01:00+00:00"},
+        {"role": "user", "content": "vivo en una casa azul", "ts": "2026-03-02T10:02:00+00:00"},
+        {"role": "assistant", "content": "Vale.", "ts": "2026-03-02T10:03:00+00:00"},
+    ]
+    case = {"id": "lc-es-01", "lang": "es", "facts": ["PED-44812", "casa azul"], "turns": turns}
+    folder = tmp_path / "long"
+    folder.mkdir()
+    (folder / "longcase.jsonl").write_text(json.dumps(case) + "\n", encoding="utf-8")
+    items = bench_facts.load(folder)
+    assert [(i.split, i.facts) for i in items] == [
+        ("held", ("PED-44812",)),
+        ("held", ("casa azul",)),
+    ]
+    held = bench_facts.score(items)
+    assert (held.kept, held.missed) == (1, 1)
+    bench_facts.main(["--data", str(folder), "--split", "fit", "--misses"])
+    assert "casa azul" not in capsys.readouterr().out
