@@ -26,8 +26,14 @@ from __future__ import annotations
 
 from memory.facts.rules import _AMPM, _EN_MONTH, _ES_MONTH, _Rule, _rule
 
-# Words that make the number after them a place, a seat or a size. Lowered, as the scan's
-# start words are searched in the lowered text.
+# Words that make the number after them a place, a seat or a size, lowered and grouped by
+# their first letter (the scan tries one alternative a letter: `heads`).
+_SLOT_HEADS = (
+    r"c(?:aja|onsulta|ama|abin|oche|oach|arriage)|b(?:ox|ay|ed)|t(?:aquilla|alla|erminal)"
+    r"|l(?:ocker|ote)|d(?:esk|ock)|m(?:esa|uelle)|p(?:uesto|la(?:za|tform|nta)|iso"
+    r"|abell[oó]n)|hab|r(?:oom|ow)|gate|a(?:siento|nd[eé]n|p(?:to|art)|ula)"
+    r"|s(?:eat|ize|tand|ala)|f(?:ila|lat|loor|all[oa])|error|vag[oó]n"
+)
 _SLOT_WORDS = (
     r"caja|cajas|box|taquilla|locker|desk|mesa|puesto|habitaci[oó]n|hab\.|room|gate"
     r"|asiento|seat|fila|row|and[eé]n|platform|plaza|bay|muelle|dock|apto\.?"
@@ -55,9 +61,10 @@ _NOT_A_DAY = (
     r"|email|message|payment|charge|person|place|week|month|year)\b)"
 )
 _ORDINAL = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)"
+# Grouped by their first letter: one alternative tried a letter after each number.
 _UNITS = (
-    r"TB|GB|MB|KB|kB|kWh|kW|mAh|kg|mg|ml|g|litros?|litres?|liters?|ft|cm|mm|km|lbs?|oz"
-    r"|pulgadas|inches|m2|m²|metros|meters|metres|kilos|gramos|grams"
+    r"[TGMK]B|k(?:B|Wh|W|g|m|ilos)|m(?:Ah|g|l|m|2|²|etros|eters|etres)|g(?:ramos|rams)?"
+    r"|l(?:itros?|itres?|iters?|bs?)|ft|cm|oz|pulgadas|inches"
 )
 
 DETAIL_RULES: list[_Rule] = [
@@ -65,7 +72,8 @@ DETAIL_RULES: list[_Rule] = [
         "slot",
         rf"\b(?i:{_SLOT_WORDS})\s?(?:n[º°o]\.?\s?|#\s?)?{_SLOT_CODE}",
         r"\d",
-        starts=_SLOT_WORDS,
+        starts=_SLOT_HEADS,
+        heads=_SLOT_HEADS,
     ),
     # A Spanish floor and its door without the word ("4º 2ª", "5ºC").
     _rule(
@@ -75,7 +83,7 @@ DETAIL_RULES: list[_Rule] = [
         at_runs=True,
     ),
     # An ordinal floor ("4th floor", "2nd floor").
-    _rule("slot", rf"\b{_ORDINAL}\s+(?i:floor)\b", r"\d(?:st|nd|rd|th)\s", at_runs=True),
+    _rule("slot", rf"\b{_ORDINAL}\s+[Ff]loor\b", "loor", at_runs=True),
     _rule(
         "measure",
         rf"(?<![\w.,])\d+(?:[.,]\d+)?(?:\s?x\s?\d+(?:[.,]\d+)?)?\s?(?:{_UNITS})(?![\w/])",
