@@ -79,7 +79,7 @@ DETAIL_RULES: list[_Rule] = [
     _rule(
         "slot",
         r"(?<![\w.])\d{1,2}\s?[º°ª]\s?-?\s?(?:\d{1,2}\s?[º°ª]|[A-Za-z](?!\w))",
-        r"\d\s?[º°ª]",
+        r"[º°ª]",
         at_runs=True,
     ),
     # An ordinal floor ("4th floor", "2nd floor").
