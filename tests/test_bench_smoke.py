@@ -375,3 +375,18 @@ def test_the_recall_ablation_measures_each_idea_on_both_sets() -> None:
         assert spent > 0
         assert micros > 0
     assert recall_ablation.rank.MIN_SCORE == 1.5  # the constants are set back after a run
+
+
+def test_postgres_state_read_compares_the_shipped_statement_with_the_previous(
+    postgres_server: PostgresServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Both statements read the same exchanges of a filled database (else the bench
+    stops), and each arm prints the worker's and the server's CPU a read."""
+    from bench.postgres import state
+
+    url = postgres_server.create_database("state")
+    assert state.main(["--quick", "--url", url]) == []
+    out = capsys.readouterr().out
+    assert "previous (row per exchange)" in out
+    assert "shipped (one row)" in out
+    assert "shipped ÷ previous: worker" in out

@@ -48,6 +48,12 @@ def server_cpu_s(postmaster: int) -> float:
     return ticks / _TICK
 
 
+def process_cpu_s(pid: int) -> float:
+    """One live process's own CPU seconds so far (utime + stime); 0.0 once it is gone."""
+    fields = _fields(pid)
+    return (int(fields[11]) + int(fields[12])) / _TICK if fields else 0.0
+
+
 def _children(postmaster: int) -> dict[int, int]:
     """Each live child's pid and its own CPU ticks (utime + stime)."""
     out = {}
