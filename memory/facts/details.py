@@ -3,6 +3,9 @@
 Read from the fit half of a written set of support messages (`bench/data/facts_dev/`,
 `python -m bench.facts --split fit --misses`), each kind a shape, not a list of values:
 
+- ``person``: someone's name after the word that says who they are ("installer was
+  called Gary", "titular Lucía Fernández Ortega", "my mum Margaret Hughes"), not the
+  user's own (`name`, carried over as who the user is);
 - ``slot``: a numbered place or size, said with the word that makes it one ("caja 34",
   "asiento 14C", "Desk 23", "size 10", "talla 42", "habitación 212", "gate 14", "4th
   floor", "piso 5ºC"): the value keeps the word, as "34" alone means nothing; a Spanish
@@ -24,6 +27,7 @@ after them: on the same span an earlier rule's reading wins.
 
 from __future__ import annotations
 
+from memory.facts.kinds import _PERSON
 from memory.facts.rules import _AMPM, _EN_MONTH, _ES_MONTH, _Rule, _rule
 
 # Words that make the number after them a place, a seat or a size, lowered and grouped by
@@ -61,6 +65,26 @@ _NOT_A_DAY = (
     r"|email|message|payment|charge|person|place|week|month|year)\b)"
 )
 _ORDINAL = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)"
+# Words after which a capitalised name is someone's: who a thing is for or was done by,
+# a relative, a title ("installer was called Gary", "titular Lucía Fernández Ortega",
+# "mi suegro, Ramón Castillo Díaz", "Mrs. J. Whitfield"). The user's own name is the
+# `name` kind (`memory.facts.kinds`, carried over as who the user is); these are not.
+_PERSON_INTRO = (
+    r"(?i:persona|person|called|named|name|account holder|holder|installer|engineer"
+    r"|technician|driver|courier|agent|advis[oe]r|my (?:mum|mom|mother|dad|father|wife"
+    r"|husband|son|daughter|brother|sister|partner|grandma|grandmother|grandpa|grandfather|landlord|landlady)"
+    r"|mrs|mr|ms|dr|llamad[oa]|titular|asegurad[oa](?: es)?|(?:primer |segundo )?apellido"
+    r"(?: es)?|el t[eé]cnico|la t[eé]cnica|el repartidor|la repartidora|el instalador"
+    r"|el agente|la agente|mi (?:madre|padre|mujer|marido|esposa|esposo|hijo|hija|hermano"
+    r"|hermana|suegro|suegra|abuelo|abuela|pareja|casero|casera)|sra|sr)"
+)
+# The same words' first letters, grouped (the scan's `heads`): letters only. "persona:"
+# is how a key-fact line labels one (`memory.fold.keyfacts`), read back the same.
+_PERSON_HEADS = (
+    r"c(?:alled|ourier)|n(?:amed|ame)|a(?:ccount|gent|dvis|segurad|pellido)|holder"
+    r"|installer|e(?:ngineer|l)|technician|d(?:river|r)|m(?:y|rs|r|s|i)|l(?:lamad|a)"
+    r"|titular|p(?:ersona|erson|rimer)|s(?:egundo|ra|r)"
+)
 # Grouped by their first letter: one alternative tried a letter after each number.
 _UNITS = (
     r"[TGMK]B|k(?:B|Wh|W|g|m|ilos)|m(?:Ah|g|l|m|2|²|etros|eters|etres)|g(?:ramos|rams)?"
@@ -68,6 +92,14 @@ _UNITS = (
 )
 
 DETAIL_RULES: list[_Rule] = [
+    _rule(
+        "person",
+        rf"\b{_PERSON_INTRO}\.?\s*[,:]?\s+(?:was\s+|is\s+|es\s+)?((?:[A-Z]\.\s?)?{_PERSON})",
+        r"[A-ZÁÉÍÓÚÑÜ][a-z]",
+        group=1,
+        starts=_PERSON_HEADS,
+        heads=_PERSON_HEADS,
+    ),
     _rule(
         "slot",
         rf"\b(?i:{_SLOT_WORDS})\s?(?:n[º°o]\.?\s?|#\s?)?{_SLOT_CODE}",

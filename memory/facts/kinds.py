@@ -243,7 +243,7 @@ KIND_RULES: list[_Rule] = [
     ),
 ]
 
-DIGITLESS_KINDS = frozenset({"host", "name", "company", "address", "bic", "username"})
+DIGITLESS_KINDS = frozenset({"host", "name", "company", "address", "bic", "username", "person"})
 
 
 def plausible_kind(kind: str, value: str) -> bool:
@@ -254,7 +254,7 @@ def plausible_kind(kind: str, value: str) -> bool:
         return value.rsplit(".", 1)[-1].lower() in _TLDS and not value[0].isdigit()
     if kind == "plate":
         return value[-3:] not in _CURRENCIES and any(c.isalpha() for c in value)
-    if kind == "name":
+    if kind in ("name", "person"):
         return value.split()[0] not in _NOT_NAMES
     if kind == "company":
         return value.split()[0] not in _NOT_NAMES

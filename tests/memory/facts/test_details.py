@@ -26,6 +26,11 @@ def _read(text: str) -> list[tuple[str, str]]:
         ("vivo en el 4º 2ª", [("slot", "4º 2ª")]),
         ("it's on the 4th floor", [("slot", "4th floor")]),
         ("me sigue saliendo el error 21", [("slot", "error 21")]),
+        # someone's name after the word that says who they are (not the user's own)
+        ("installer was called Gary", [("person", "Gary")]),
+        ("titular Lucía Fernández Ortega", [("person", "Lucía Fernández Ortega")]),
+        ("mi suegro, Ramón Castillo Díaz, fallecio", [("person", "Ramón Castillo Díaz")]),
+        ("soy Marta Ruiz", [("name", "Marta Ruiz")]),
         # a quantity in a unit
         ("you only delivered 300 litres", [("measure", "300 litres")]),
         ("upgrade to the 1TB plan", [("measure", "1TB")]),
@@ -77,8 +82,9 @@ def test_what_is_no_detail_stays_out(text: str) -> None:
 def test_new_kinds_rank_and_render_back_as_themselves() -> None:
     """A slot and a measure have a place in the cap's ranking, and their key-fact lines
     read back as the same fact (else the next fold would not require them)."""
-    for text in ("caja 34", "asiento 14C", "4th floor", "300 litres", "2 x 500 g"):
-        (fact,) = salient_facts(f"me dijeron {text} ayer")
+    for text in ("caja 34", "asiento 14C", "4th floor", "300 litres", "2 x 500 g", "Jo"):
+        said = f"era para my sister {text}" if text == "Jo" else f"me dijeron {text} ayer"
+        (fact,) = salient_facts(said)
         assert fact.kind in PRIORITY
         line = render_fact(fact)
         assert text in line
