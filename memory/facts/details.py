@@ -85,6 +85,20 @@ _PERSON_HEADS = (
     r"|installer|e(?:ngineer|l)|technician|d(?:river|r)|m(?:y|rs|r|s|i)|l(?:lamad|a)"
     r"|titular|p(?:ersona|erson|rimer)|s(?:egundo|ra|r)"
 )
+# Words after which a quoted text is what a screen, an app or an e-mail said ("it says
+# 'code expired'", "me sale literal: «Servicio no disponible»"), and their first letters
+# grouped (`heads`). "mensaje:" is how a key-fact line labels one, read back the same.
+_QUOTE_INTRO = (
+    r"(?i:says|said|say|shows|showing|show|reads|stuck on|message|error|mensaje|dice|dec[ií]a"
+    r"|pone|pon[ií]a|sale|sal[ií]a|muestra|aparece|literal|avisa)"
+)
+_QUOTE_HEADS = (
+    r"s(?:a(?:ys|id|y|le|l)|how|tuck)|reads|m(?:essage|ensaje|uestra)|error|d(?:ice|ec)"
+    r"|p(?:one|on)|aparece|literal|avisa"
+)
+# The quoted text: words, spaces and the punctuation of a message; never a quote or a
+# line break (`memory.facts.extract`'s sealed lines rest on that).
+_QUOTED = r"[\w][\w .,:;()/#&%+=!?¿¡-]{1,78}[\w.)!?]"
 # Grouped by their first letter: one alternative tried a letter after each number.
 _UNITS = (
     r"[TGMK]B|k(?:B|Wh|W|g|m|ilos)|m(?:Ah|g|l|m|2|²|etros|eters|etres)|g(?:ramos|rams)?"
@@ -92,6 +106,15 @@ _UNITS = (
 )
 
 DETAIL_RULES: list[_Rule] = [
+    _rule(
+        "quote",
+        rf"\b{_QUOTE_INTRO}\b[ ,:]{{0,3}}(?:literal(?:mente)?[ ,:]{{0,3}})?"
+        rf"[\"'“‘«]({_QUOTED})[\"'”’»]",
+        r"[\"'“‘«]",
+        group=1,
+        starts=_QUOTE_HEADS,
+        heads=_QUOTE_HEADS,
+    ),
     _rule(
         "person",
         rf"\b{_PERSON_INTRO}\.?\s*[,:]?\s+(?:was\s+|is\s+|es\s+)?((?:[A-Z]\.\s?)?{_PERSON})",

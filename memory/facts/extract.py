@@ -161,7 +161,8 @@ _TRAILING = ".,;:!?)]}'\"»”’"
 _PHONE_DIGITS = (8, 15)
 # A line break right after a closing quote is sealed: no match crosses it, since a match
 # holding the break would hold the quote before it, and no pattern takes a closing quote
-# (only the URL pattern has a negated class, and it stops at whitespace); the words
+# but to end there (the quoted message of `memory.facts.details`, which holds no break;
+# only the URL pattern has a negated class, and it stops at whitespace); the words
 # that label a value are cut at every line break (`labels._CLAUSE`). So the facts of a
 # text whose every break is sealed are those of its lines, in order, deduplicated: the
 # same values, kinds and labels (tests/memory/facts/test_sealed_lines.py).
@@ -240,6 +241,11 @@ def _passing(text: str) -> int:
     )
 
 
+# Kinds whose value may hold facts of other kinds, read too ("it says 'order PED-4471
+# cancelled'": the quoted message, and the order inside it).
+NESTING_KINDS = frozenset({"quote"})
+
+
 def scan(text: str) -> tuple[Fact, ...]:
     """Every pattern run over the whole of `text` (what `facts_of` caches)."""
     spans = sorted(_candidates(text), key=lambda c: (c[0], -(c[1] - c[0]), c[3]))
@@ -248,7 +254,8 @@ def scan(text: str) -> tuple[Fact, ...]:
     for start, end, kind, _ in spans:
         if start >= end_of_last:
             facts.append(Fact(kind, text[start:end], label_before(text, start)))
-            end_of_last = end
+            if kind not in NESTING_KINDS:
+                end_of_last = end
     return tuple(dedupe(facts))
 
 

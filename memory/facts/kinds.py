@@ -243,7 +243,9 @@ KIND_RULES: list[_Rule] = [
     ),
 ]
 
-DIGITLESS_KINDS = frozenset({"host", "name", "company", "address", "bic", "username", "person"})
+DIGITLESS_KINDS = frozenset(
+    {"host", "name", "company", "address", "bic", "username", "person", "quote"}
+)
 
 
 def plausible_kind(kind: str, value: str) -> bool:

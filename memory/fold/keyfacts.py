@@ -46,6 +46,7 @@ PRIORITY: dict[FactKind, int] = {
     "url": 3,
     "number": 3,
     "percent": 2,
+    "quote": 2,
     "time": 1,
 }
 
@@ -171,6 +172,8 @@ def render_fact(fact: Fact) -> str:
     when the text said what the value is. It must extract back to the same fact (and
     label), or the next fold would not require it and it would silently disappear: a bare
     "28028" is no postcode, "CP 28028" is."""
+    if fact.kind == "quote":  # read back only inside its quotes, after its word
+        return f"- mensaje: «{fact.value}»"
     if fact.label:
         labelled = f"- {fact.label}: {fact.value}"
         if _round_trips(fact, labelled):

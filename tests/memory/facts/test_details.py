@@ -89,3 +89,33 @@ def test_new_kinds_rank_and_render_back_as_themselves() -> None:
         line = render_fact(fact)
         assert text in line
         assert extract_facts(line) == [fact]
+
+
+@pytest.mark.parametrize(
+    ("text", "quoted"),
+    [
+        ('I\'m locked out, it says "Too many failed attempts. Try again in 24 hours"',
+         "Too many failed attempts. Try again in 24 hours"),
+        ("it's stuck on 'Connecting to Wi-Fi'", "Connecting to Wi-Fi"),
+        ("la app dice «Servicio no disponible»", "Servicio no disponible"),
+        ('me sale literal: "No se pudo (código 4012)"', "No se pudo (código 4012)"),
+    ],
+)  # fmt: skip
+def test_a_quoted_message_is_one_detail_and_what_it_holds_is_read_too(
+    text: str, quoted: str
+) -> None:
+    """What a screen said, quoted after the word that says so; a code inside it is still
+    its own fact; its key-fact line reads back as the same fact."""
+    facts = extract_facts(text)
+    assert facts[0].kind == "quote"
+    assert facts[0].value == quoted
+    line = render_fact(facts[0])
+    assert quoted in line
+    assert extract_facts(line)[0] == facts[0]
+    if "4012" in text:
+        assert ("id", "4012") in _read(text)
+
+
+def test_a_quoted_word_without_a_word_that_says_so_is_no_detail() -> None:
+    """A button to press is no message a screen showed."""
+    assert _read('pulsa "Aceptar" y ya esta') == []

@@ -27,6 +27,7 @@ from memory.facts.extract import (
     _LOOSE,
     _RANKED,
     _RANKED_DIGITLESS,
+    NESTING_KINDS,
     _bounded,
     _candidates,
     _line_reading,
@@ -99,7 +100,8 @@ def _reference_scan(text: str) -> list[tuple[str, str, str]]:
     for start, end, kind, _ in spans:
         if start >= end_of_last:
             facts.append(Fact(kind, text[start:end], label_before(text, start)))
-            end_of_last = end
+            if kind not in NESTING_KINDS:  # its facts read too (not a fast path)
+                end_of_last = end
     seen: set[tuple[str, str]] = set()
     out = []
     for fact in facts:
