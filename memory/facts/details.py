@@ -11,6 +11,7 @@ Read from the fit half of a written set of support messages (`bench/data/facts_d
   floor", "piso 5ºC"): the value keeps the word, as "34" alone means nothing; a Spanish
   floor and door need none ("4º 2ª");
 - ``measure``: a quantity in a unit ("500 litres", "1TB", "2 x 500 g", "8ft", "50GB");
+- ``amount``: a Spanish amount without its currency, two decimals after a comma ("3,49");
 - ``id``: a hexadecimal error code ("0x80070005"), an error code after its label ("the
   error code is E24", "error 21"), a code of capitals and numbers split by slashes
   ("PC/88/41273"), groups of digits joined by dashes ("84-2917733"), a name joined by
@@ -144,6 +145,13 @@ DETAIL_RULES: list[_Rule] = [
         "measure",
         rf"(?<![\w.,])\d+(?:[.,]\d+)?(?:\s?x\s?\d+(?:[.,]\d+)?)?\s?(?:{_UNITS})(?![\w/])",
         r"\d",
+        at_runs=True,
+    ),
+    # A Spanish amount without its currency: two decimals after a comma ("3,49", "23,50").
+    _rule(
+        "amount",
+        r"(?<![\w.,])\d{1,3}(?:\.\d{3})*,\d{2}(?![\d,]|\s?%|\s?(?i:por\s?ciento))",
+        r",\d",
         at_runs=True,
     ),
     _rule("id", r"(?<!\w)0x[0-9A-Fa-f]{4,16}(?!\w)", r"0x"),

@@ -47,7 +47,7 @@ _CODE = (
 )
 _WORD = (
     r"(?i:euros?|d[oó]lares|dollars?|pesos?|libras?|pounds?|soles|bol[ií]vares|c[eé]ntimos"
-    r"|centavos|cents)"
+    r"|centavos|cents|pavos|pelas|lucas|bucks|quid)"
 )
 _ES_MONTH = (
     r"(?i:enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre"

@@ -35,6 +35,9 @@ def _read(text: str) -> list[tuple[str, str]]:
         ("you only delivered 300 litres", [("measure", "300 litres")]),
         ("upgrade to the 1TB plan", [("measure", "1TB")]),
         ("pedi 2 x 500 g de cafe", [("measure", "2 x 500 g")]),
+        # an amount: a Spanish one without its currency, a slang currency word
+        ("el pack sale a 3,49 y me cobrasteis 9,99", [("amount", "3,49"), ("amount", "9,99")]),
+        ("me costo 40 pavos", [("amount", "40 pavos")]),
         # codes
         ("error 0x80070005 al instalar", [("id", "0x80070005")]),
         ("the error code on the dishwasher is E24", [("id", "E24")]),
@@ -65,6 +68,7 @@ def test_each_detail_is_read_whole(text: str, expected: list[tuple[str, str]]) -
     "text",
     [
         "lo he intentado 3 veces",  # a count, no unit
+        "somos dos personas y 2 noches",  # counts: on chit-chat they cost tokens, no answer
         "it's the 2nd time this happens",  # an ordinal that is no day
         "I sat 20 minutes waiting",  # "sat" is no Saturday
         "call me Friday 3pm",  # the time is the fact, not "Friday 3"
