@@ -177,13 +177,15 @@ KIND_RULES: list[_Rule] = [
     _rule(
         "address",
         r"(?:\b(?:Unit|Flat|Apt\.?|Apartment|Suite)\s[0-9A-Z]{1,4},?\s)?"
-        r"\b\d{1,5}[A-Z]?\s+(?:[A-Z][a-z]+\s+){1,3}(?:Street|St\.?|Avenue|Ave\.?|Road|Rd\.?"
+        r"\b\d{1,5}[A-Z]?\s+(?:(?:N|S|E|W|NE|NW|SE|SW)\.?\s+)?(?:[A-Z][a-z]+\s+){1,3}"
+        r"(?:Street|St\.?|Avenue|Ave\.?|Road|Rd\.?"
         r"|Lane|Ln\.?|Boulevard|Blvd\.?|Drive|Dr\.?|Way|Court|Ct\.?|Place|Pl\.?|Square"
         r"|Terrace|Close|Crescent)(?!\w)"
         # its town and postcode when they follow: UK ("Bristol BS7 8AE"), US ("San
-        # Francisco, CA 94105")
-        r"(?:(?:,\s(?:[A-Z][a-z]+\s){0,2}[A-Z][a-z]+){1,2},?\s(?:[A-Z]{1,2}\d[A-Z\d]?\s\d[A-Z]{2}"
-        r"|[A-Z]{2}\s\d{5}(?:-\d{4})?)(?![\w-]))?",
+        # Francisco, CA 94105"), Irish ("Dublin 8, D08 X2F4")
+        r"(?:(?:,\s(?:[A-Z][a-z]+\s){0,2}[A-Z][a-z]+(?:\s\d{1,2})?){1,2},?\s"
+        r"(?:[A-Z]{1,2}\d[A-Z\d]?\s\d[A-Z]{2}|[A-Z]{2}\s\d{5}(?:-\d{4})?"
+        r"|[A-Z]\d{2}\s?[A-Z0-9]{4})(?![\w-]))?",
         r"\d[A-Z]?\s+[A-Z]",
     ),
     _rule(

@@ -38,6 +38,15 @@ def _read(text: str) -> list[tuple[str, str]]:
         # an amount: a Spanish one without its currency, a slang currency word
         ("el pack sale a 3,49 y me cobrasteis 9,99", [("amount", "3,49"), ("amount", "9,99")]),
         ("me costo 40 pavos", [("amount", "40 pavos")]),
+        # a US street with its direction, an Irish town with its district and Eircode
+        (
+            "I live at 2207 W Division St, Chicago, IL 60622",
+            [("address", "2207 W Division St, Chicago, IL 60622")],
+        ),
+        (
+            "power cuts at 44 Oak Street, Dublin 8, D08 X2F4",
+            [("address", "44 Oak Street, Dublin 8, D08 X2F4")],
+        ),
         # codes
         ("error 0x80070005 al instalar", [("id", "0x80070005")]),
         ("the error code on the dishwasher is E24", [("id", "E24")]),
