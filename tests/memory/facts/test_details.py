@@ -8,10 +8,7 @@ import pytest
 
 from memory.facts import extract_facts
 from memory.fold.keyfacts import PRIORITY, render_fact, salient_facts
-
-
-def _read(text: str) -> list[tuple[str, str]]:
-    return [(f.kind, f.value) for f in extract_facts(text)]
+from tests.memory.facts.test_numbers import kinds as _read
 
 
 @pytest.mark.parametrize(
