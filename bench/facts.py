@@ -132,9 +132,9 @@ def long_items(path: Path) -> list[Item]:
     ]
 
 
-def key_fact_lines(text: str) -> list[str]:
-    """The key-fact lines the guard would write for `text` alone."""
-    return [render_fact(f) for f in salient_facts(text)]
+def key_fact_lines(text: str, language: str = "es") -> list[str]:
+    """The key-fact lines the guard would write for `text` alone, in a `language` chat."""
+    return [render_fact(f, language) for f in salient_facts(text)]
 
 
 def _overlaps(a: str, b: str) -> bool:
@@ -143,7 +143,7 @@ def _overlaps(a: str, b: str) -> bool:
 
 
 def score_item(item: Item) -> Score:
-    lines = key_fact_lines(item.text)
+    lines = key_fact_lines(item.text, item.lang)
     section = "\n".join(lines)
     found = [f.value for f in facts_of(item.text)]
     s = Score(messages=1, planted=len(item.facts), empty_messages=int(not item.facts))

@@ -136,7 +136,7 @@ class ExtractiveSummarizer:
         lines = trim_lines(lines, soft, count, [value.get(x, 0) for x in lines], split=False)
         heading = KEY_FACTS_HEADING.get(language[:2], KEY_FACTS_HEADING["en"])
         required = required_facts(previous, signal)
-        return _with_key_facts(lines, value, required, heading, max_tokens, count)
+        return _with_key_facts(lines, value, required, heading, max_tokens, count, language)
 
 
 def _gist_trimmed(
@@ -351,12 +351,13 @@ def _with_key_facts(
     heading: str,
     cap: int,
     count: Callable[[str], int],
+    language: str,
 ) -> str:
     """The body, then every required fact it does not say, within `cap`: the body gives
     way first (a fact alone is cheaper than its line), then the least valuable facts."""
     for _ in range(_TRIM_ROUNDS):
         facts = unsaid(required, "\n".join(lines))
-        text = _compose(lines, facts, heading)
+        text = _compose(lines, facts, heading, language)
         if count(text) <= cap or not lines:
             break
         room = max(0, cap - (count(text) - count("\n".join(lines))))
@@ -366,17 +367,17 @@ def _with_key_facts(
         )
     else:
         facts = unsaid(required, "\n".join(lines))
-    while facts and (over := count(_compose(lines, facts, heading)) - cap) > 0:
-        shown = sum(count(render_fact(f)) for f in facts)
-        facts, _dropped = cap_key_facts(facts, shown - over, count)
-    return _compose(lines, facts, heading)
+    while facts and (over := count(_compose(lines, facts, heading, language)) - cap) > 0:
+        shown = sum(count(render_fact(f, language)) for f in facts)
+        facts, _dropped = cap_key_facts(facts, shown - over, count, language=language)
+    return _compose(lines, facts, heading, language)
 
 
-def _compose(lines: Sequence[str], facts: Sequence[Fact], heading: str) -> str:
+def _compose(lines: Sequence[str], facts: Sequence[Fact], heading: str, language: str) -> str:
     body = "\n".join(lines)
     if not facts:
         return body
-    section = "\n".join([heading, *(render_fact(f) for f in facts)])
+    section = "\n".join([heading, *(render_fact(f, language) for f in facts)])
     return f"{body}\n\n{section}" if body else section
 
 

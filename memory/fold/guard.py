@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from memory.caches import FOLD_TEXTS
 from memory.facts import Fact, dedupe, extract_facts, missing_facts
-from memory.fold.keyfacts import cap_key_facts, render_fact, salient_facts
+from memory.fold.keyfacts import RENDER_LANGUAGES, cap_key_facts, render_fact, salient_facts
 from memory.noise import text_noise
 
 CountTokens = Callable[[str], int]
@@ -86,7 +86,7 @@ def guard_summary(
     # Facts the guard puts back count toward the length: a draft that restated the
     # previous summary more briefly and only left facts for the guard lost nothing.
     lacked = missing_facts(required, draft)
-    restored = _section_cost(lacked, heading, count_tokens) if draft else 0
+    restored = _section_cost(lacked, heading, count_tokens, language) if draft else 0
     reason = reject_reason(draft, previous_text, count_tokens, source_tokens, restored)
     if reason is not None:
         return GuardResult(previous_text, (), (), ok=False, reject_reason=reason)
@@ -96,13 +96,17 @@ def guard_summary(
     # until the section fits (never more than KEY_FACTS_RESERVE of the cap).
     reserve = 0
     for _ in range(TRIM_ROUNDS):
-        section = _section_cost(missing, heading, count_tokens) + len(missing) + SECTION_SLACK
+        section = (
+            _section_cost(missing, heading, count_tokens, language) + len(missing) + SECTION_SLACK
+        )
         if count_tokens(body) + section <= cap_tokens or reserve >= cap_tokens * KEY_FACTS_RESERVE:
             break
         reserve = min(max(reserve, section), int(cap_tokens * KEY_FACTS_RESERVE))
         body = "\n".join(trim_lines(body.splitlines(), cap_tokens - reserve, count_tokens))
         missing = dedupe([*listed, *unsaid(required, body)])
-    text, dropped = _append_key_facts(body, missing, heading, cap_tokens, count_tokens, pinned)
+    text, dropped = _append_key_facts(
+        body, missing, heading, cap_tokens, count_tokens, pinned, language
+    )
     if not text.strip():  # a cap too small for anything at all
         return GuardResult(previous_text, (), (), ok=False, reject_reason="empty")
     needed, given = set(required), set(listed)
@@ -131,7 +135,8 @@ def _squash(value: str) -> str:
 
 def split_fact_list(text: str, heading: str) -> tuple[str, list[Fact]]:
     """(body, facts) when `text` ends in a key-facts list under `heading` whose every line
-    is one rendered fact; (text, []) otherwise (a list with prose in it stays as it is)."""
+    is one rendered fact (in any language's words); (text, []) otherwise (a list with
+    prose in it stays as it is)."""
     before, found, after = ("\n" + text).rpartition("\n" + heading + "\n")
     if not found:
         return text, []
@@ -140,10 +145,14 @@ def split_fact_list(text: str, heading: str) -> tuple[str, list[Fact]]:
         if not line.strip():
             continue
         extracted = extract_facts(line)
-        if len(extracted) != 1 or render_fact(extracted[0]) != line.strip():
+        if len(extracted) != 1 or not _rendered(extracted[0], line.strip()):
             return text, []
         facts.append(extracted[0])
     return before[1:].rstrip(), facts
+
+
+def _rendered(fact: Fact, line: str) -> bool:
+    return any(render_fact(fact, language) == line for language in RENDER_LANGUAGES)
 
 
 def reject_reason(
@@ -167,10 +176,13 @@ def reject_reason(
     return "too_short" if tokens < floor else None
 
 
-def _section_cost(facts: Sequence[Fact], heading: str, count_tokens: CountTokens) -> int:
+def _section_cost(
+    facts: Sequence[Fact], heading: str, count_tokens: CountTokens, language: str
+) -> int:
     if not facts:
         return 0
-    return count_tokens(heading) + sum(count_tokens(render_fact(f)) + 1 for f in facts) + 2
+    lines = sum(count_tokens(render_fact(f, language)) + 1 for f in facts)
+    return count_tokens(heading) + lines + 2
 
 
 def _append_key_facts(
@@ -180,6 +192,7 @@ def _append_key_facts(
     cap: int,
     count_tokens: CountTokens,
     pinned: frozenset[Fact] = frozenset(),
+    language: str = "es",
 ) -> tuple[str, list[Fact]]:
     if not missing:
         return body, []
@@ -190,14 +203,14 @@ def _append_key_facts(
     def line_cost(line: str) -> int:
         return count_tokens(line) + 1  # its newline
 
-    kept, dropped = cap_key_facts(missing, min(room, own_cap), line_cost, pinned)
+    kept, dropped = cap_key_facts(missing, min(room, own_cap), line_cost, pinned, language)
     while kept:
-        text = "\n".join([prefix, *(render_fact(f) for f in kept)])
+        text = "\n".join([prefix, *(render_fact(f, language) for f in kept)])
         if count_tokens(text) <= cap:
             return text, [f for f in missing if f in dropped]
         # Token counts of the joined text can exceed the sum of the parts: shave one more.
-        current = sum(count_tokens(render_fact(f)) for f in kept)
-        kept, more = cap_key_facts(kept, current - 1, count_tokens, pinned)
+        current = sum(count_tokens(render_fact(f, language)) for f in kept)
+        kept, more = cap_key_facts(kept, current - 1, count_tokens, pinned, language)
         dropped = [*dropped, *more]
     return body, list(missing)
 

@@ -118,6 +118,7 @@ def cap_key_facts(
     budget_tokens: int,
     count_tokens: Callable[[str], int],
     pinned: frozenset[Fact] = frozenset(),
+    language: str = "es",
 ) -> tuple[list[Fact], list[Fact]]:
     """Keep what fits in `budget_tokens` as key-fact lines; drop the least valuable first.
 
@@ -129,7 +130,7 @@ def cap_key_facts(
     (dates, times, amounts, percentages) get updated, so the oldest go first. Both lists
     keep the input order.
     """
-    costs = [count_tokens(render_fact(fact)) for fact in facts]
+    costs = [count_tokens(render_fact(fact, language)) for fact in facts]
     total = sum(costs)
     doomed: set[int] = set()
 
@@ -151,29 +152,53 @@ def cap_key_facts(
     return kept, dropped
 
 
-# Labels that make a context-dependent value recognisable again on its own line.
-_RENDER_LABELS: dict[FactKind, str] = {
-    "postcode": "CP",
-    "id": "ref",
-    "account": "número de cuenta",
-    "tracking": "seguimiento",
-    "plate": "matrícula",
-    "card": "tarjeta acabada",
-    "name": "nombre",
-    "person": "persona",
-    "company": "empresa",
-    "bic": "SWIFT/BIC",
-    "username": "usuario",
+# Labels that make a context-dependent value recognisable again on its own line, in the
+# conversation's language (a Spanish summary says "fecha", an English one "person").
+_RENDER_LABELS: dict[str, dict[FactKind, str]] = {
+    "es": {
+        "postcode": "CP",
+        "id": "ref",
+        "account": "número de cuenta",
+        "tracking": "seguimiento",
+        "plate": "matrícula",
+        "card": "tarjeta acabada",
+        "name": "nombre",
+        "person": "persona",
+        "company": "empresa",
+        "bic": "SWIFT/BIC",
+        "username": "usuario",
+        "date": "fecha",
+        "quote": "mensaje",
+    },
+    "en": {
+        "postcode": "postcode",
+        "id": "ref",
+        "account": "account number",
+        "tracking": "tracking",
+        "plate": "plate",
+        "card": "card ending",
+        "name": "name",
+        "person": "person",
+        "company": "company",
+        "bic": "SWIFT/BIC",
+        "username": "username",
+        "date": "date",
+        "quote": "message",
+    },
 }
+RENDER_LANGUAGES = tuple(_RENDER_LABELS)
 
 
-def render_fact(fact: Fact) -> str:
+def render_fact(fact: Fact, language: str = "es") -> str:
     """One key-facts line, as appended to a summary: "- IP del servidor: 185.42.17.9"
     when the text said what the value is. It must extract back to the same fact (and
     label), or the next fold would not require it and it would silently disappear: a bare
-    "28028" is no postcode, "CP 28028" is."""
+    "28028" is no postcode, "CP 28028" is. A value that needs a word to be read again
+    gets one in `language` (Spanish or English; another language reads as English), or
+    the other language's when its own does not read back ("21st" is no "fecha")."""
+    own = _RENDER_LABELS.get(language[:2], _RENDER_LABELS["en"])
     if fact.kind == "quote":  # read back only inside its quotes, after its word
-        return f"- mensaje: «{fact.value}»"
+        return f"- {own['quote']}: «{fact.value}»"
     if fact.label:
         labelled = f"- {fact.label}: {fact.value}"
         if _round_trips(fact, labelled):
@@ -181,8 +206,18 @@ def render_fact(fact: Fact) -> str:
     plain = f"- {fact.value}"
     if _round_trips(fact, plain):
         return plain
-    # Read back, the kind's own word becomes the label, and renders the same line again.
-    return f"- {_RENDER_LABELS.get(fact.kind, fact.kind)}: {fact.value}"
+    # Read back, the word becomes the label, and renders the same line again.
+    words = [table.get(fact.kind, fact.kind) for table in (own, *_RENDER_LABELS.values())]
+    for word in dict.fromkeys(words):
+        line = f"- {word}: {fact.value}"
+        if _reads_back(fact, line):
+            return line
+    return f"- {words[0]}: {fact.value}"
+
+
+def _reads_back(fact: Fact, line: str) -> bool:
+    found = facts_of(line)
+    return len(found) == 1 and (found[0].kind, found[0].value) == (fact.kind, fact.value)
 
 
 def _round_trips(fact: Fact, line: str) -> bool:

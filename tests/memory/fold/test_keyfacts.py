@@ -169,3 +169,47 @@ def test_a_folds_sentences_are_read_once_across_bodies() -> None:
     salient_facts(f"{body}\nNos vemos a las 18:15 ({tag}).")
     after = _sentence_tied.cache_info()
     assert after.misses - before.misses == 1
+
+
+def test_key_fact_words_are_in_the_conversation_language() -> None:
+    """A value that needs a word to be read again gets it in the chat's language: an
+    English summary says "person" and "message", a Spanish one "persona", "mensaje" and
+    "fecha"; each line reads back as the same fact."""
+    said = {
+        "en": "The installer was called Gary and the screen says 'code expired'.",
+        "es": "La titular es Lucía Fernández, la cita el 14/03, y sale 'pago rechazado'.",
+    }
+    lines = {lang: [render_fact(f, lang) for f in extract_facts(t)] for lang, t in said.items()}
+    assert lines["en"] == ["- person: Gary", "- message: «code expired»"]
+    assert lines["es"] == [
+        "- persona: Lucía Fernández",
+        "- fecha: 14/03",
+        "- mensaje: «pago rechazado»",
+    ]
+    for lang, text in said.items():
+        for fact, line in zip(extract_facts(text), lines[lang], strict=True):
+            assert [(f.kind, f.value) for f in extract_facts(line)] == [(fact.kind, fact.value)]
+
+
+def test_a_key_facts_list_in_either_language_is_kept_as_written() -> None:
+    """Fold after fold, the guard takes its own list apart and writes it again in the
+    chat's words; when the chat's language changes, the list already written stays as
+    it is and its facts are not listed twice."""
+    gary = extract_facts("the installer was called Gary")[0]
+
+    def fold(text: str, language: str) -> str:
+        return guard_summary(
+            text or "Installer visit booked.",
+            required=[gary],
+            previous_text=text,
+            language=language,
+            cap_tokens=200,
+            count_tokens=words,
+        ).text
+
+    for first, then in (("en", "es"), ("es", "en")):
+        once = fold("", first)
+        twice = fold(once, first)
+        assert twice == once
+        assert twice.splitlines()[-1] == render_fact(gary, first)
+        assert fold(twice, then).count("Gary") == 1
