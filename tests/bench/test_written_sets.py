@@ -1,6 +1,6 @@
 """The written support sets (bench/data/support_train/, support_dev/, support_dev3/,
-support_multicase/) have their shape, the counts their READMEs state are the counts in the
-files, and the files are what their builders make of src/*.txt."""
+support_dev4/, support_multicase/) have their shape, the counts their READMEs state are
+the counts in the files, and the files are what their builders make of src/*.txt."""
 
 from __future__ import annotations
 
@@ -56,6 +56,7 @@ SETS = [
     WrittenSet("support_train", "written", 24, 24, 4, 48),
     WrittenSet("support_dev", "dev", 12, 12, 6, 45),
     WrittenSet("support_dev3", "dev", 30, 30, 0, 0),
+    WrittenSet("support_dev4", "dev", 12, 12, 3, 46),
     WrittenSet("support_multicase", "written", 24, 16, 0, 0, min_cases=3),
 ]
 
