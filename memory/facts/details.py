@@ -117,6 +117,12 @@ DETAIL_RULES: list[_Rule] = [
         starts=_QUOTE_HEADS,
         heads=_QUOTE_HEADS,
     ),
+    # A title and the name it goes with, said together ("Mr Okonkwo", "Sra. Quintana").
+    _rule(
+        "person",
+        rf"\b(?:Mr|Mrs|Ms|Miss|Dr|Sr|Sra|Srta|Dña|Doña)\.?\s+(?:[A-Z]\.\s?)?{_PERSON}",
+        r"\b(?:M[rsi]|D[rñ]|Sr)",
+    ),
     _rule(
         "person",
         rf"\b{_PERSON_INTRO}\.?\s*[,:]?\s+(?:was\s+|is\s+|es\s+)?((?:[A-Z]\.\s?)?{_PERSON})",

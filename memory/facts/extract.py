@@ -27,6 +27,7 @@ from memory.facts.details import DETAIL_RULES
 from memory.facts.handover import note_read, taken
 from memory.facts.kinds import DIGITLESS_KINDS, KIND_RULES, plausible_kind
 from memory.facts.labels import label_before
+from memory.facts.named import NAMED_RULES
 from memory.facts.presence import _PLAIN, _is_word, _present, missing_facts
 from memory.facts.rules import _ODD_CASE, BASE_RULES, Fact, FactKind, _lowered, _Rule
 
@@ -71,7 +72,14 @@ IDENTITY_KINDS = frozenset(
 # The user's own kinds first: on the same span they are the more precise reading
 # ("póliza 0045-778" is an account number, not a generic id). The details' shapes
 # (`memory.facts.details`) after the first rules, and the bare number last of all.
-_PATTERNS = [*BASE_RULES[:2], *KIND_RULES, *BASE_RULES[2:-1], *DETAIL_RULES, BASE_RULES[-1]]
+_PATTERNS = [
+    *BASE_RULES[:2],
+    *KIND_RULES,
+    *BASE_RULES[2:-1],
+    *DETAIL_RULES,
+    BASE_RULES[-1],
+    *NAMED_RULES,
+]
 # Every kind but these is made of digits: a text without any skips their patterns.
 _DIGITLESS_KINDS = frozenset({"url", "email"}) | DIGITLESS_KINDS
 # The run of digits in a row every match of a gate holds (a lookbehind's digits
@@ -244,11 +252,14 @@ def _passing(text: str) -> int:
 # Kinds whose value may hold facts of other kinds, read too ("it says 'order PED-4471
 # cancelled'": the quoted message, and the order inside it).
 NESTING_KINDS = frozenset({"quote"})
+# Kinds that give way to any other kind's reading on one of their characters ("Pedido
+# PED-4471" is an order, not a name: `memory.facts.named`).
+YIELDING_KINDS = frozenset({"named"})
 
 
 def scan(text: str) -> tuple[Fact, ...]:
     """Every pattern run over the whole of `text` (what `facts_of` caches)."""
-    spans = sorted(_candidates(text), key=lambda c: (c[0], -(c[1] - c[0]), c[3]))
+    spans = sorted(_yielded(list(_candidates(text))), key=lambda c: (c[0], -(c[1] - c[0]), c[3]))
     facts: list[Fact] = []
     end_of_last = -1
     for start, end, kind, _ in spans:
@@ -257,6 +268,20 @@ def scan(text: str) -> tuple[Fact, ...]:
             if kind not in NESTING_KINDS:
                 end_of_last = end
     return tuple(dedupe(facts))
+
+
+def _yielded(
+    found: list[tuple[int, int, FactKind, int]],
+) -> list[tuple[int, int, FactKind, int]]:
+    """`found` without the candidates of `YIELDING_KINDS` another kind's overlaps."""
+    if not any(kind in YIELDING_KINDS for _, _, kind, _ in found):
+        return found
+    others = [(start, end) for start, end, kind, _ in found if kind not in YIELDING_KINDS]
+    return [
+        c
+        for c in found
+        if c[2] not in YIELDING_KINDS or not any(s < c[1] and c[0] < e for s, e in others)
+    ]
 
 
 def _candidates(text: str) -> Iterable[tuple[int, int, FactKind, int]]:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ipaddress
 
+from memory.facts.named import named_ok
 from memory.facts.rules import _Rule, _rule
 
 
@@ -246,7 +247,7 @@ KIND_RULES: list[_Rule] = [
 ]
 
 DIGITLESS_KINDS = frozenset(
-    {"host", "name", "company", "address", "bic", "username", "person", "quote"}
+    {"host", "name", "company", "address", "bic", "username", "person", "quote", "named"}
 )
 
 
@@ -262,6 +263,8 @@ def plausible_kind(kind: str, value: str) -> bool:
         return value.split()[0] not in _NOT_NAMES
     if kind == "company":
         return value.split()[0] not in _NOT_NAMES
+    if kind == "named":
+        return named_ok(value)
     if kind == "account":
         return sum(c.isdigit() for c in value) >= 4
     if kind == "iban":

@@ -47,6 +47,7 @@ PRIORITY: dict[FactKind, int] = {
     "number": 3,
     "percent": 2,
     "quote": 2,
+    "named": 2,
     "time": 1,
 }
 
@@ -199,6 +200,8 @@ def render_fact(fact: Fact, language: str = "es") -> str:
     own = _RENDER_LABELS.get(language[:2], _RENDER_LABELS["en"])
     if fact.kind == "quote":  # read back only inside its quotes, after its word
         return f"- {own['quote']}: «{fact.value}»"
+    if fact.kind == "named":  # read back by its capitals; a word before it would not help
+        return f"- {fact.value}"
     if fact.label:
         labelled = f"- {fact.label}: {fact.value}"
         if _round_trips(fact, labelled):

@@ -129,3 +129,48 @@ def test_a_quoted_message_is_one_detail_and_what_it_holds_is_read_too(
 def test_a_quoted_word_without_a_word_that_says_so_is_no_detail() -> None:
     """A button to press is no message a screen showed."""
     assert _read('pulsa "Aceptar" y ya esta') == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Priya Raman", [("named", "Priya Raman")]),
+        ("ok the company was Brightside Cleaning, they came", [("named", "Brightside Cleaning")]),
+        ("Notaría de Villalba Ortiz, en la calle colon", [("named", "Notaría de Villalba Ortiz")]),
+        ("me voy a la Autoescuela Ronda Sur", [("named", "Autoescuela Ronda Sur")]),
+        ("our Studio 4.2 Gable kit", [("named", "Studio 4.2 Gable")]),
+        ("Thanks Priya Raman", [("named", "Priya Raman")]),  # not the greeting
+        ("El Corte Inglés", [("named", "Corte Inglés")]),
+        # a title with the name it goes with
+        ("does Mr Okonkwo have to agree", [("person", "Mr Okonkwo")]),
+        ("la Sra. Quintana me llamó", [("person", "Sra. Quintana")]),
+        # another kind's reading on its characters wins: the name yields
+        ("Pedido PED-4471 cancelado", [("id", "PED-4471")]),
+        ("the Bosch PUE611BB5E hob", [("id", "PUE611BB5E")]),
+        ("Saturday 19 September 2026", [("date", "Saturday 19 September")]),
+        ("soy Lucía Fernández", [("name", "Lucía Fernández")]),
+    ],
+)
+def test_a_name_of_two_capitalised_words_is_a_detail(
+    text: str, expected: list[tuple[str, str]]
+) -> None:
+    """A place, a company, a product or a person named without a word for it."""
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Hola Marta, soy yo", "Buenos Días", "Tuesday Morning", "Madrid", "cocinas robledal"],
+)
+def test_a_greeting_a_single_word_or_lower_case_is_no_name(text: str) -> None:
+    """One capitalised word, a greeting or a day is no name; nor is what was typed in
+    lower case."""
+    assert "named" not in {kind for kind, _ in _read(text)}
+
+
+def test_a_name_ranks_low_and_renders_back_as_itself() -> None:
+    """Shed before the case's numbers when the key facts must shrink, and read back."""
+    (fact,) = salient_facts("the company was Brightside Cleaning")
+    assert PRIORITY["named"] < PRIORITY["date"]
+    assert render_fact(fact, "en") == "- Brightside Cleaning"
+    assert extract_facts(render_fact(fact, "en")) == [fact]

@@ -28,6 +28,7 @@ from memory.facts.extract import (
     _RANKED,
     _RANKED_DIGITLESS,
     NESTING_KINDS,
+    YIELDING_KINDS,
     _bounded,
     _candidates,
     _line_reading,
@@ -94,7 +95,15 @@ def _reference_passing(text: str) -> int:
 
 
 def _reference_scan(text: str) -> list[tuple[str, str, str]]:
-    spans = sorted(_reference_candidates(text), key=lambda c: (c[0], -(c[1] - c[0]), c[3]))
+    found = list(_reference_candidates(text))
+    # A name gives way to any other kind's reading on one of its characters.
+    taken = [(c[0], c[1]) for c in found if c[2] not in YIELDING_KINDS]
+    found = [
+        c
+        for c in found
+        if c[2] not in YIELDING_KINDS or all(c[1] <= s or e <= c[0] for s, e in taken)
+    ]
+    spans = sorted(found, key=lambda c: (c[0], -(c[1] - c[0]), c[3]))
     facts: list[Fact] = []
     end_of_last = -1
     for start, end, kind, _ in spans:

@@ -1,0 +1,90 @@
+"""A name a text gives a place, a company, a product or a person, without a word for it.
+
+- ``named``: two or more capitalised words in a row, with the links names have ("de",
+  "del", "of", "&") and model codes among them: "Brightside Cleaning", "Notaría de
+  Villalba Ortiz", "Glenarra House", "Studio 4.2 Gable", "Priya Raman". A support agent
+  notes these down; users who type in lower case capitalise little else. Not a
+  sentence's opening word when it is a common one ("Thanks Priya Raman" gives "Priya
+  Raman"), not a weekday or a month ("Saturday 19 September" is a date), not a single
+  word ("Madrid", "Hacienda": too often just a capitalised word).
+
+The weakest kind: where another rule reads a fact on any of its characters, the name
+yields (`memory.facts.extract.YIELDING_KINDS`): "Pedido PED-4471" stays an order
+number, "Bosch PUE611BB5E" a model's code.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memory.facts.rules import _Rule, _rule
+
+_UPPER = "A-ZÁÉÍÓÚÑÜ"
+_CAPITALS = "ABCDEFGHIJKLMNOPQRSTUVWXYZÁÉÍÓÚÑÜ"  # the same, one by one
+_LOWER = "a-záéíóúñüàèïç"
+# A capitalised word of two letters or more ("Gable", "Ortiz", "O'Brien", "Saint-Denis").
+_WORD = rf"[{_UPPER}](?:[{_LOWER}]|['’][{_UPPER}])[{_LOWER}]*(?:-[{_UPPER}][{_LOWER}]+)?"
+# A model's code or number among the words: capitals and digits, or a dotted number
+# ("PUE611BB5E", "S23", "4.2"); never a plain number, which another kind reads.
+_CODE = r"(?:\d{1,3}\.\d{1,3}|(?=[A-Z0-9]*[A-Z])(?=[A-Z0-9]*\d)[A-Z0-9]{2,12})"
+_LINK = r"de|del|de la|de las|de los|of|of the|&"
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_CALENDAR = _words(
+    "Monday Mon Tuesday Tues Tue Wednesday Wed Thursday Thurs Thu Friday Fri Saturday Sat"
+    " Sunday Sun January February March April May June July August September October"
+    " November December Lunes Martes Miércoles Miercoles Jueves Viernes Sábado Sabado"
+    " Domingo Enero Febrero Marzo Abril Mayo Junio Julio Agosto Septiembre Setiembre"
+    " Octubre Noviembre Diciembre"
+)
+# Words that open a sentence or greet, capitalised by position, not names.
+_COMMON = _words(
+    """
+    Hola Hi Hello Hey Dear Estimado Estimada Buenos Buenas Good Morning Afternoon Evening
+    Thanks Thank Gracias Cheers Ok Okay Vale Yes Yeah Yep No Nope Sí Si Please Porfa
+    Sorry Perdona Perdón Perdon Disculpa Disculpe The El La Los Las Lo Un Una Unos Unas My
+    Mi Mis Our Your Su Sus Tu Tus Nuestro Nuestra It Its This That These Those Este Esta
+    Estos Estas Ese Esa Eso Esto Aquel He She We They You Yo Él Ella Nosotros Ellos Usted
+    And But Or So Then Also Just Still Now Today Tomorrow Yesterday Here There Y Pero
+    Entonces También Tambien Ya Aún Aun Todavía Todavia Ahora Hoy Mañana Manana Ayer Aquí
+    Aqui Allí Alli Is Are Was Were Be Do Does Did Can Could Would Will Should Have Has Had
+    Es Son Era Fue Está Esta Estoy Hay Tengo Tiene Puedo Puede Podéis Podeis What When
+    Where Why How Which Who Qué Que Cuándo Cuando Dónde Donde Por Para Con Sin En De Del
+    Al A An In On At For From With Without To Of As If Si Nada Nothing Everything Todo
+    """
+)
+
+
+def _first(excluded: frozenset[str]) -> str:
+    """A capitalised word's first letter, not where an `excluded` word starts, grouped by
+    that letter: the pattern opens with a letter, so the scan skips to capitals fast."""
+    rest: dict[str, list[str]] = {}
+    for word in sorted(excluded, key=lambda w: (-len(w), w)):
+        rest.setdefault(word[0], []).append(re.escape(word[1:]))
+    plain = "".join(c for c in _CAPITALS if c not in rest)
+    branches = [rf"{c}(?!(?:{'|'.join(rest[c])})\b)" for c in _CAPITALS if c in rest]
+    return "(?:" + "|".join([*branches, f"[{plain}]"]) + ")"
+
+
+# Then the word goes on; nothing of a word, an address or a code just before it.
+_NAMED = (
+    rf"{_first(_COMMON | _CALENDAR)}(?<![\w@.'’/-][{_UPPER}])"
+    rf"(?:[{_LOWER}]|['’][{_UPPER}])[{_LOWER}]*(?:-[{_UPPER}][{_LOWER}]+)?"
+    rf"(?:(?:\s(?:{_LINK})\s|\s)(?!(?:{'|'.join(sorted(_CALENDAR))})\b)(?:{_WORD}|{_CODE})"
+    rf"(?![\w@'’/-]|\.\w))+"
+)
+
+NAMED_RULES: list[_Rule] = [
+    _rule("named", _NAMED, rf"[{_LOWER}]\s(?:(?:{_LINK})\s)?[{_UPPER}0-9]"),
+]
+
+
+def named_ok(value: str) -> bool:
+    """A name, not a sentence's common opening word before one ("Thanks Priya" is none),
+    with two words or more once such a word is set aside."""
+    words = value.split()
+    return words[0] not in _COMMON and len(words) >= 2
