@@ -78,8 +78,18 @@ _NAMED = (
     rf"(?![\w@'’/-]|\.\w))+"
 )
 
+# A name with its number, inside a sentence ("el router Livebox 6", "on Windows 11",
+# "comunidad de Ribera del Sena 14", "the Pixel 8 Pro"): after a word in lower case, so
+# that a sentence's first word ("Esperé 20 minutos") is not taken for one; the number is
+# short and no year, nor the start of a longer one ("Juan 600 123 456" is a phone).
+_NUMBERED = (
+    rf"(?<=[{_LOWER},] ){_WORD}(?:(?:\s(?:{_LINK})\s|\s)(?:{_WORD}|{_CODE}))*"
+    rf"\s(?!(?:19|20)\d\d(?!\d))\d{{1,4}}(?![\w:/'’-]|[.,]\d|\s\d)(?:\s{_WORD}(?![\w@'’/-]))?"
+)
+
 NAMED_RULES: list[_Rule] = [
     _rule("named", _NAMED, rf"[{_LOWER}]\s(?:(?:{_LINK})\s)?[{_UPPER}0-9]"),
+    _rule("named", _NUMBERED, rf"[{_LOWER}]\s\d", at_runs=False),
 ]
 
 

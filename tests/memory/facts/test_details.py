@@ -141,6 +141,13 @@ def test_a_quoted_word_without_a_word_that_says_so_is_no_detail() -> None:
         ("our Studio 4.2 Gable kit", [("named", "Studio 4.2 Gable")]),
         ("Thanks Priya Raman", [("named", "Priya Raman")]),  # not the greeting
         ("El Corte Inglés", [("named", "Corte Inglés")]),
+        # with its number, inside a sentence
+        ("el router Livebox 6 se ha vuelto a quedar", [("named", "Livebox 6")]),
+        ("installing it on Windows 11, same thing", [("named", "Windows 11")]),
+        (
+            "comunidad de Ribera del Sena 14, piso 3ºB",
+            [("named", "Ribera del Sena 14"), ("slot", "piso 3ºB")],
+        ),
         # a title with the name it goes with
         ("does Mr Okonkwo have to agree", [("person", "Mr Okonkwo")]),
         ("la Sra. Quintana me llamó", [("person", "Sra. Quintana")]),
@@ -160,11 +167,19 @@ def test_a_name_of_two_capitalised_words_is_a_detail(
 
 @pytest.mark.parametrize(
     "text",
-    ["Hola Marta, soy yo", "Buenos Días", "Tuesday Morning", "Madrid", "cocinas robledal"],
+    [
+        "Hola Marta, soy yo",
+        "Buenos Días",
+        "Tuesday Morning",
+        "Madrid",
+        "cocinas robledal",
+        "Esperé 20 minutos",  # a sentence's first word and a count
+        "vivimos en Madrid 2024",  # a year
+    ],
 )
 def test_a_greeting_a_single_word_or_lower_case_is_no_name(text: str) -> None:
     """One capitalised word, a greeting or a day is no name; nor is what was typed in
-    lower case."""
+    lower case, nor a sentence's first word with a number after it."""
     assert "named" not in {kind for kind, _ in _read(text)}
 
 
