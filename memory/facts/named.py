@@ -20,10 +20,11 @@ import re
 from memory.facts.rules import _Rule, _rule
 
 _UPPER = "A-ZÁÉÍÓÚÑÜ"
-_CAPITALS = "ABCDEFGHIJKLMNOPQRSTUVWXYZÁÉÍÓÚÑÜ"  # the same, one by one
 _LOWER = "a-záéíóúñüàèïç"
-# A capitalised word of two letters or more ("Gable", "Ortiz", "O'Brien", "Saint-Denis").
-_WORD = rf"[{_UPPER}](?:[{_LOWER}]|['’][{_UPPER}])[{_LOWER}]*(?:-[{_UPPER}][{_LOWER}]+)?"
+# A capitalised word of two letters or more ("Gable", "Ortiz", "O'Brien", "Saint-Denis"):
+# its capital, then the rest.
+_REST = rf"(?:[{_LOWER}]|['’][{_UPPER}])[{_LOWER}]*(?:-[{_UPPER}][{_LOWER}]+)?"
+_WORD = rf"[{_UPPER}]{_REST}"
 # A model's code or number among the words: capitals and digits, or a dotted number
 # ("PUE611BB5E", "S23", "4.2"); never a plain number, which another kind reads.
 _CODE = r"(?:\d{1,3}\.\d{1,3}|(?=[A-Z0-9]*[A-Z])(?=[A-Z0-9]*\d)[A-Z0-9]{2,12})"
@@ -59,22 +60,21 @@ _COMMON = _words(
 )
 
 
-def _first(excluded: frozenset[str]) -> str:
-    """A capitalised word's first letter, not where an `excluded` word starts, grouped by
-    that letter: the pattern opens with a letter, so the scan skips to capitals fast."""
+def _not_starting(excluded: frozenset[str]) -> str:
+    """Right after a capital: the word it opens is none of `excluded` (each looked up by
+    its first letter, so only the capital's own words are tried)."""
     rest: dict[str, list[str]] = {}
     for word in sorted(excluded, key=lambda w: (-len(w), w)):
         rest.setdefault(word[0], []).append(re.escape(word[1:]))
-    plain = "".join(c for c in _CAPITALS if c not in rest)
-    branches = [rf"{c}(?!(?:{'|'.join(rest[c])})\b)" for c in _CAPITALS if c in rest]
-    return "(?:" + "|".join([*branches, f"[{plain}]"]) + ")"
+    tails = "|".join(rf"(?<={c})(?:{'|'.join(v)})" for c, v in sorted(rest.items()))
+    return rf"(?!(?:{tails})\b)"
 
 
-# Then the word goes on; nothing of a word, an address or a code just before it.
+# A capital with nothing of a word, an address or a code just before it (the pattern
+# opens with the capital, so the scan skips to capitals fast), then the word goes on.
 _NAMED = (
-    rf"{_first(_COMMON | _CALENDAR)}(?<![\w@.'’/-][{_UPPER}])"
-    rf"(?:[{_LOWER}]|['’][{_UPPER}])[{_LOWER}]*(?:-[{_UPPER}][{_LOWER}]+)?"
-    rf"(?:(?:\s(?:{_LINK})\s|\s)(?!(?:{'|'.join(sorted(_CALENDAR))})\b)(?:{_WORD}|{_CODE})"
+    rf"[{_UPPER}](?<![\w@.'’/-][{_UPPER}]){_not_starting(_COMMON | _CALENDAR)}"
+    rf"{_REST}(?:(?:\s(?:{_LINK})\s|\s)(?!(?:{'|'.join(sorted(_CALENDAR))})\b)(?:{_WORD}|{_CODE})"
     rf"(?![\w@'’/-]|\.\w))+"
 )
 
@@ -83,7 +83,7 @@ _NAMED = (
 # that a sentence's first word ("Esperé 20 minutos") is not taken for one; the number is
 # short and no year, nor the start of a longer one ("Juan 600 123 456" is a phone).
 _NUMBERED = (
-    rf"(?<=[{_LOWER},] ){_WORD}(?:(?:\s(?:{_LINK})\s|\s)(?:{_WORD}|{_CODE}))*"
+    rf"[{_UPPER}](?<=[{_LOWER},] [{_UPPER}]){_REST}(?:(?:\s(?:{_LINK})\s|\s)(?:{_WORD}|{_CODE}))*"
     rf"\s(?!(?:19|20)\d\d(?!\d))\d{{1,4}}(?![\w:/'’-]|[.,]\d|\s\d)(?:\s{_WORD}(?![\w@'’/-]))?"
 )
 
