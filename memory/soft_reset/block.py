@@ -37,6 +37,46 @@ _LABELS = {
 }
 
 
+# What each kind of fact is called in the block, in the conversation's language (a kind
+# not listed shows its own name).
+_KIND_WORDS: dict[str, dict[str, str]] = {
+    "es": {
+        "id": "ref",
+        "amount": "importe",
+        "date": "fecha",
+        "time": "hora",
+        "phone": "teléfono",
+        "address": "dirección",
+        "account": "cuenta",
+        "iban": "IBAN",
+        "ip": "IP",
+        "tracking": "seguimiento",
+        "plate": "matrícula",
+        "card": "tarjeta",
+        "name": "nombre",
+        "person": "persona",
+        "company": "empresa",
+        "postcode": "CP",
+        "percent": "porcentaje",
+        "number": "número",
+        "slot": "lugar",
+        "measure": "cantidad",
+        "quote": "mensaje",
+        "named": "nombre",
+        "version": "versión",
+        "username": "usuario",
+    },
+    "en": {
+        "quote": "message",
+        "named": "name",
+        "slot": "place",
+        "measure": "quantity",
+        "iban": "IBAN",
+        "ip": "IP",
+    },
+}
+
+
 def in_play(
     previous: PreviousCase | None, message: str, episode: Sequence[Exchange], since_reset: int
 ) -> InPlay | None:
@@ -67,8 +107,9 @@ def case_block(
 ) -> str:
     """The labelled block of the previous case's facts, within `cap` tokens (the least
     valuable facts, last in `previous.facts`, left out first); "" when none fits."""
-    label = _LABELS.get(language, _LABELS["en"])
-    lines = [f"- {kind}: {value}" for kind, value in previous.facts]
+    label = _LABELS.get(language[:2], _LABELS["en"])
+    words = _KIND_WORDS.get(language[:2], _KIND_WORDS["en"])
+    lines = [f"- {words.get(kind, kind)}: {value}" for kind, value in previous.facts]
     while lines:
         block = render_block(CASE_TAG, {}, label, "\n".join(lines))
         if count(block) <= cap:

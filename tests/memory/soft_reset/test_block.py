@@ -6,7 +6,7 @@ import pytest
 
 from memory.blocks import CASE_TAG
 from memory.soft_reset.block import SOFT_MESSAGES, case_block, in_play
-from memory.types import Exchange
+from memory.types import Exchange, PreviousCase
 from tests.memory.soft_reset.test_revert import CASE, FIRST
 
 LATER = SOFT_MESSAGES + 1
@@ -57,3 +57,14 @@ def test_the_block_is_labelled_and_bounded() -> None:
     assert small.count("\n- ") == block.count("\n- ") - 1
     assert "ns1.example.net" not in small  # the last fact went first
     assert case_block(CASE, "es", words, 5) == ""
+
+
+def test_the_block_names_each_fact_in_the_chat_language() -> None:
+    """A Spanish block says "importe" and "fecha", an English one "amount" and "date"."""
+    case = PreviousCase(
+        7, (("amount", "45 €"), ("date", "14/03"), ("named", "Cocinas Robledal")), (), ""
+    )
+    words = lambda text: len(text.split())  # noqa: E731
+    es, en = case_block(case, "es", words, 1000), case_block(case, "en", words, 1000)
+    assert "- importe: 45 €\n- fecha: 14/03\n- nombre: Cocinas Robledal" in es
+    assert "- amount: 45 €\n- date: 14/03\n- name: Cocinas Robledal" in en
