@@ -23,8 +23,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -180,11 +180,13 @@ def _child(schedule: str, chats: int, turns: int) -> None:
         print("ready", flush=True)
         sys.stdin.readline()
         times, _wall, cpu = await overhead._timed(turn, texts, concurrent, app.folds.drain)
-        return len(times), (cpu + app.folds.runner.cpu_s) / len(times)
+        cpu_per_turn = (cpu + app.folds.runner.cpu_s) / len(times)
+        print(json.dumps({"turns": len(times), "cpu": cpu_per_turn, "theirs": theirs}), flush=True)
+        # The teardown (the fold worker's pool) waits until the sampler is gone.
+        await asyncio.to_thread(sys.stdin.readline)
+        await app.aclose()
 
-    count, cpu = asyncio.run(ours())
-    print(json.dumps({"turns": count, "cpu": cpu, "theirs": theirs}), flush=True)
-    os._exit(0)  # no teardown under the sampler
+    asyncio.run(ours())
 
 
 def spy_path() -> str:
@@ -221,8 +223,16 @@ def profile(schedule: str, chats: int, turns: int, rate: int, out: Path) -> Prof
         time.sleep(1.0)  # let the sampler attach before the span starts
         proc.stdin.write("go\n")
         proc.stdin.flush()
-        figures = _last_json(proc.stdout.read())
+        figures = None
+        for line in proc.stdout:  # the span's figures, once its turns are done
+            figures = _last_json(line)
+            if figures is not None:
+                break
+        spied.send_signal(signal.SIGINT)  # py-spy writes what it sampled and stops
         _, spy_err = spied.communicate(timeout=60)
+        proc.stdin.write("done\n")  # then the child tears down, unsampled
+        proc.stdin.flush()
+        proc.stdout.read()
     if figures is None or not raw.exists():
         raise SystemExit(f"bench.profile: the profiled run failed:\n{spy_err[-2000:]}")
     with raw.open(encoding="utf-8") as lines:
