@@ -6,7 +6,9 @@
   notes these down; users who type in lower case capitalise little else. Not a
   sentence's opening word when it is a common one ("Thanks Priya Raman" gives "Priya
   Raman"), not a weekday or a month ("Saturday 19 September" is a date), not a single
-  word ("Madrid", "Hacienda": too often just a capitalised word).
+  word ("Madrid", "Hacienda": too often just a capitalised word). Inside a sentence, a
+  name's number goes with it ("el router Livebox 6", "on Windows 11", "Ribera del Sena
+  14").
 
 The weakest kind: where another rule reads a fact on any of its characters, the name
 yields (`memory.facts.extract.YIELDING_KINDS`): "Pedido PED-4471" stays an order
@@ -89,12 +91,12 @@ _NUMBERED = (
 
 NAMED_RULES: list[_Rule] = [
     _rule("named", _NAMED, rf"[{_LOWER}]\s(?:(?:{_LINK})\s)?[{_UPPER}0-9]"),
-    _rule("named", _NUMBERED, rf"[{_LOWER}]\s\d", at_runs=False),
+    _rule("named", _NUMBERED, rf"[{_LOWER}]\s\d"),
 ]
 
 
 def named_ok(value: str) -> bool:
-    """A name, not a sentence's common opening word before one ("Thanks Priya" is none),
-    with two words or more once such a word is set aside."""
+    """A name of two words or more (a number counts), not opening with a sentence's
+    common first word."""
     words = value.split()
     return words[0] not in _COMMON and len(words) >= 2
