@@ -24,7 +24,9 @@ only and its misses are never printed (the set's README: fit on one half, score 
 
 `--data` may also name a folder of long cases (`longcase.jsonl`, `bench.blind`'s format:
 `bench/data/support_dev2`, the blind folder): each user message is an item with the
-case's planted facts it says, all of them held (aggregate figures only, no misses).
+case's planted facts it says. A set split into halves (its `split.json`: support_dev2,
+support_dev4) has its fit half's cases fit and its held half's held; in any other all
+of them are held (aggregate figures only, no misses).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.blind.data import BlindDataError, load_long_cases
+from bench.blind.data import BlindDataError, held_ids, load_long_cases
 from bench.common import Target
 from memory.facts import facts_of
 from memory.fold.keyfacts import render_fact, salient_facts
@@ -87,7 +89,7 @@ def load(folder: Path) -> list[Item]:
     or its long cases' user messages (`long_items`)."""
     path = folder / "facts.jsonl"
     if not path.exists() and (folder / "longcase.jsonl").exists():
-        return long_items(folder / "longcase.jsonl")
+        return long_items(folder / "longcase.jsonl", held_ids(folder))
     if not path.exists():
         raise FactsDataError(f"{path}: not found (build it: python -m bench.data.facts_dev.build)")
     items = []
@@ -111,9 +113,10 @@ def load(folder: Path) -> list[Item]:
     return items
 
 
-def long_items(path: Path) -> list[Item]:
+def long_items(path: Path, held: frozenset[str] | None = None) -> list[Item]:
     """Each user message of the long cases at `path`, with the planted facts it says
-    verbatim; held, so scored in aggregate only."""
+    verbatim; held (scored in aggregate only) unless `held` names the set's held half,
+    and its case is not in it."""
     try:
         cases = load_long_cases(path)
     except BlindDataError as exc:
@@ -122,7 +125,7 @@ def long_items(path: Path) -> list[Item]:
         Item(
             f"{case.id}-{n:03d}",
             case.lang,
-            "held",
+            "fit" if held is not None and case.id not in held else "held",
             turn["content"],
             tuple(f for f in case.facts if f in turn["content"]),
         )

@@ -1,9 +1,11 @@
 """Blind held-out sets: topic switches and long single cases, aggregate figures only.
 
-    python -m bench.blind [--quick] [--data DIR] [--jobs N]
+    python -m bench.blind [--quick] [--data DIR] [--split fit|held] [--jobs N]
 
 `--data bench/data/support_dev` (or `support_train`) scores a written dev set the same
 way (its `sessions.jsonl` and `longcase.jsonl`), with no targets: those sets may be read.
+A written set split into a fit and a held half (its `split.json`: support_dev2,
+support_dev4) is scored one half at a time with `--split`.
 
 `bench/data/blind/` was written without reading the detector, the fold-in, recall or the
 labelled sets (its README says how); it is scored, never read for misses, so this bench
@@ -49,9 +51,13 @@ from bench.blind.data import (
     LONGCASE,
     MULTICASE,
     RESET_KINDS,
+    SPLIT,
+    SPLITS,
     VARIED,
     BlindDataError,
     LongCase,
+    held_ids,
+    in_split,
     load_long_cases,
     load_topic_set,
     validate_topic_file,
@@ -266,6 +272,9 @@ def main(argv: Sequence[str] | None = None) -> list[Target]:
     parser.add_argument("--window", type=int, default=topics.DEFAULT_WINDOW)
     parser.add_argument("--jobs", type=int, default=2, help="replays run at a time")
     parser.add_argument(
+        "--split", choices=SPLITS, default="all", help="a written set's fit or held half"
+    )
+    parser.add_argument(
         "--quick",
         action="store_true",
         help=f"topic arms in full (fast); long cases: the first {QUICK_LONG_CASES} only",
@@ -273,20 +282,33 @@ def main(argv: Sequence[str] | None = None) -> list[Target]:
     args = parser.parse_args(argv)
 
     blind = args.data.resolve() == DEFAULT_DATA.resolve()
+    if blind and args.split != "all":
+        parser.error("the blind sets are held out whole: no --split")
+    held = None if blind else held_ids(args.data)
+    if args.split != "all" and held is None:
+        parser.error(f"{args.data.name}/ has no {SPLIT}: it is not split into halves")
+
+    def chosen(item_id: str) -> bool:
+        return in_split(item_id, held, args.split)
+
     # a written set may hold sessions only (`support_multicase/`); the blind one has both
     has_long = blind or (args.data / LONGCASE).exists()
     cases = load_long_cases(args.data / LONGCASE) if has_long else []
+    cases = [c for c in cases if chosen(c.id)]
+    half = "" if args.split == "all" else f", {args.split} half"
     print(
-        f"== {'blind held-out' if blind else 'written'} sets ({args.data.name}/): aggregate"
-        f" figures only, window {args.window}"
+        f"== {'blind held-out' if blind else 'written'} sets ({args.data.name}/{half}):"
+        f" aggregate figures only, window {args.window}"
     )
     scores: dict[str, dict[str, TopicScore]] = {}
     for title, file in topic_sets(args.data, blind):
         sessions = load_topic_set(args.data / file, "blind" if blind else None)
-        scores[file] = run_topic_set(title, sessions, args.window)
+        sessions = [s for s in sessions if chosen(s.id)]
+        if sessions:
+            scores[file] = run_topic_set(title, sessions, args.window)
 
-    if not has_long:
-        print(f" long single cases: none in {args.data.name}/")
+    if not cases:
+        print(f" long single cases: none in {args.data.name}/{half}")
         return []
     if args.quick:
         picked = [next(c for c in cases if c.lang == lang) for lang in ("es", "en")]

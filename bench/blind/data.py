@@ -15,6 +15,10 @@ DEFAULT_DATA = REPO / "bench" / "data" / "blind"
 VARIED = "varied.jsonl"
 MULTICASE = "multicase_es.jsonl"
 LONGCASE = "longcase.jsonl"
+# A written set split once into a fit half (read for misses) and a held half (scored in
+# aggregate only) lists the held half's session and case ids here.
+SPLIT = "split.json"
+SPLITS = ("all", "fit", "held")
 
 RESET_KINDS = frozenset({"closure_new", "return_new", "abrupt", "implicit"})
 DISTRACTOR_KINDS = frozenset(
@@ -29,6 +33,26 @@ class BlindDataError(ValueError):
 
 
 # ---------------------------------------------------------------- loading and validation
+
+
+def held_ids(folder: Path) -> frozenset[str] | None:
+    """The ids of `folder`'s held half (`split.json`), or None for a set not split."""
+    path = folder / SPLIT
+    if not path.exists():
+        return None
+    held = json.loads(path.read_text(encoding="utf-8")).get("held")
+    if not isinstance(held, list) or not all(isinstance(i, str) for i in held):
+        raise BlindDataError(f"{path.name}: 'held' must be a list of ids")
+    return frozenset(held)
+
+
+def in_split(item_id: str, held: frozenset[str] | None, split: str) -> bool:
+    """Whether the session or case `item_id` is in `split` ("all", "fit" or "held")."""
+    if split == "all":
+        return True
+    if held is None:
+        raise BlindDataError(f"no {SPLIT}: this set has no {split} half")
+    return (item_id in held) == (split == "held")
 
 
 def _rows(path: Path) -> Iterable[tuple[int, dict[str, object]]]:

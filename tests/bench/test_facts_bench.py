@@ -124,3 +124,28 @@ def test_long_cases_are_scored_as_held_messages_without_misses(
     assert (held.kept, held.missed) == (1, 1)
     bench_facts.main(["--data", str(folder), "--split", "fit", "--misses"])
     assert "casa azul" not in capsys.readouterr().out
+
+
+def test_a_split_set_of_long_cases_has_a_fit_and_a_held_half(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """support_dev4's `split.json` makes its `-03` cases held and the others fit: the
+    fit half's misses may be printed, the held half's never are."""
+    folder = bench_facts.DEFAULT_DATA.parent / "support_dev4"
+    items = bench_facts.load(folder)
+    halves = {i.id.rsplit("-", 1)[0]: i.split for i in items}
+    assert {case for case, split in halves.items() if split == "held"} == {
+        "dl4-es-03",
+        "dl4-en-03",
+    }
+    assert {case for case, split in halves.items() if split == "fit"} == {
+        "dl4-es-01",
+        "dl4-es-02",
+        "dl4-en-01",
+        "dl4-en-02",
+    }
+    bench_facts.main(["--data", str(folder), "--split", "fit", "--misses"])
+    out = capsys.readouterr().out
+    assert any(line.startswith("  fit ") for line in out.splitlines())
+    assert not any(line.startswith("  held") for line in out.splitlines())
+    assert all("dl4-es-03" not in line and "dl4-en-03" not in line for line in out.splitlines())

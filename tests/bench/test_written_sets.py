@@ -16,6 +16,9 @@ from typing import Any
 
 import pytest
 
+from bench.blind import main as blind_main
+from bench.blind.data import held_ids, in_split
+
 DATA = Path(__file__).resolve().parents[2] / "bench" / "data"
 RESET_KINDS = {"closure_new", "return_new", "abrupt", "implicit"}
 CONTINUE_KINDS = {
@@ -149,3 +152,30 @@ def test_the_files_are_built_from_the_sources(written: WrittenSet) -> None:
     if written.longcases_per_language:
         longcases = module.build_longcases(sorted(src.glob("longcase_*.txt")))
         assert longcases == written.rows("longcase.jsonl")
+
+
+@pytest.mark.parametrize("folder", ["support_dev2", "support_dev4"])
+def test_a_split_set_names_a_held_half_of_its_own_ids(folder: str) -> None:
+    """`split.json` lists ids of the set's sessions and cases, and leaves a fit half."""
+    path = DATA / folder
+    held = held_ids(path)
+    assert held
+    ids = {row["id"] for name in ("sessions.jsonl", "longcase.jsonl") if (path / name).exists()
+           for row in WrittenSet(folder, "dev", 0, 0, 0, 0).rows(name)}  # fmt: skip
+    assert held < ids
+    assert in_split(next(iter(held)), held, "held")
+    assert not in_split(next(iter(held)), held, "fit")
+    assert all(in_split(i, held, "fit") for i in ids - held)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--split", "held"],  # the blind sets are held out whole
+        ["--data", str(DATA / "support_dev"), "--split", "fit"],  # not split
+    ],
+)
+def test_blind_refuses_a_half_where_there_is_none(argv: list[str]) -> None:
+    """`bench.blind --split` only on a set with `split.json`; refused before any replay."""
+    with pytest.raises(SystemExit):
+        blind_main(argv)
