@@ -91,7 +91,7 @@ _NUMBERED = (
 
 NAMED_RULES: list[_Rule] = [
     _rule("named", _NAMED, rf"[{_LOWER}]\s(?:(?:{_LINK})\s)?[{_UPPER}0-9]"),
-    _rule("named", _NUMBERED, rf"[{_LOWER}]\s\d"),
+    _rule("named", _NUMBERED, r"\w\s\d"),
 ]
 
 
