@@ -207,6 +207,9 @@ def render_fact(fact: Fact, language: str = "es") -> str:
         if _round_trips(fact, labelled):
             return labelled
     plain = f"- {fact.value}"
+    said = _as_said(fact, language)
+    if said is not None and _round_trips(fact, said):
+        return said
     if _round_trips(fact, plain):
         return plain
     # Read back, the word becomes the label, and renders the same line again.
@@ -216,6 +219,18 @@ def render_fact(fact: Fact, language: str = "es") -> str:
         if _reads_back(fact, line):
             return line
     return f"- {words[0]}: {fact.value}"
+
+
+def _as_said(fact: Fact, language: str) -> str | None:
+    """A Spanish date or time the way it is said ("el 14/03", "a las 23:48"): the line a
+    user's own words most often hold; None for other kinds and languages."""
+    if language[:2] != "es":
+        return None
+    if fact.kind == "date":
+        return f"- el {fact.value}"
+    if fact.kind == "time" and fact.value[:1].isdigit():
+        return f"- {'a la' if fact.value.split(':')[0] in ('1', '01') else 'a las'} {fact.value}"
+    return None
 
 
 def _reads_back(fact: Fact, line: str) -> bool:

@@ -22,14 +22,14 @@ def _row(i: int, split: str, text: str, facts: list[str]) -> dict[str, object]:
 
 
 def test_kept_read_otherwise_missed_and_extra_lines_are_counted(tmp_path: Path) -> None:
-    """An order id is kept; "el 14/03" is read as the date without its article (read
+    """An order id is kept; "del 14/03" is read as the date, written "el 14/03" (read
     otherwise); a word the extractor has no kind for is missed; a message planted with
     no detail whose key-fact line is an email counts one extra line there."""
     folder = _write(
         tmp_path / "set",
         [
             _row(1, "fit", "el pedido PED-44812 no ha llegado", ["PED-44812"]),
-            _row(2, "fit", "el 14/03 si puede ser", ["el 14/03"]),
+            _row(2, "fit", "del 14/03 si puede ser", ["del 14/03"]),
             _row(3, "fit", "vivo en una casa azul", ["casa azul"]),
             _row(4, "held", "escribidme a ana.lopez@example.com", []),
         ],

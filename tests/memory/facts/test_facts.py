@@ -178,7 +178,7 @@ def test_cap_drops_least_valuable_first() -> None:
         Fact("email", "a@b.es"),
         Fact("url", "https://x.es"),
     ]
-    costs = {f: len(f"- {f.value}") for f in facts}
+    costs = {f: len(render_fact(f)) for f in facts}
     budget = sum(costs.values()) - costs[Fact("time", "14:30")] - costs[Fact("percent", "15%")]
     kept, dropped = cap_key_facts(facts, budget, _one_token_per_char)
     assert dropped == [Fact("time", "14:30"), Fact("percent", "15%")]
@@ -224,7 +224,7 @@ def test_cap_choices_when_it_binds(
 ) -> None:
     """With room for exactly `kept`, the cap keeps them and drops the rest, in order:
     latest state of a kind, first ids and contacts, structured ids, pinned facts."""
-    budget = sum(len(f"- {f.value}") for f in kept)
+    budget = sum(len(render_fact(f)) for f in kept)
     got = cap_key_facts(facts, budget, _one_token_per_char, pinned)
     assert got == (kept, [f for f in facts if f not in kept])
 

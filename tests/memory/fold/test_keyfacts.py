@@ -213,3 +213,18 @@ def test_a_key_facts_list_in_either_language_is_kept_as_written() -> None:
         assert twice == once
         assert twice.splitlines()[-1] == render_fact(gary, first)
         assert fold(twice, then).count("Gary") == 1
+
+
+def test_a_spanish_date_or_time_is_written_the_way_it_is_said() -> None:
+    """ "el 14/03", "a las 23:48": the words a user's message most often holds, read back
+    as the same fact; an English chat writes the value alone."""
+    said = "lo presenté el 20 de octubre a las 23:48, y quedamos a la 1:30"
+    facts = extract_facts(said)
+    assert [render_fact(f, "es") for f in facts] == [
+        "- el 20 de octubre",
+        "- a las 23:48",
+        "- a la 1:30",
+    ]
+    assert [render_fact(f, "en") for f in facts] == ["- 20 de octubre", "- 23:48", "- 1:30"]
+    for fact in facts:
+        assert extract_facts(render_fact(fact, "es")) == [fact]

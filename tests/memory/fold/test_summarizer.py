@@ -106,7 +106,7 @@ async def test_fold_text_appends_still_missing_facts_verbatim() -> None:
     text: str = outcome.text
     assert text.startswith(short)
     # Each line says what the value is when the text did ("Abrí la incidencia INC-2231").
-    assert "\n\nDatos clave:\n- pedido: #4821\n- incidencia: INC-2231\n- 19 de julio" in text
+    assert "\n\nDatos clave:\n- pedido: #4821\n- incidencia: INC-2231\n- el 19 de julio" in text
     assert (
         missing_facts(
             extract_facts(" ".join(e.user_text + " " + e.reply_text for e in EXCHANGES)), text
@@ -181,7 +181,7 @@ async def test_retry_error_falls_back_to_first_draft() -> None:
     model = scripted("El pedido #4821 llegó roto y se abrió la incidencia INC-2231.", Overloaded())
     outcome = await fold(model)
     assert outcome.ok
-    assert outcome.text.endswith("Datos clave:\n- 84,90 €\n- 19 de julio")
+    assert outcome.text.endswith("Datos clave:\n- 84,90 €\n- el 19 de julio")
     assert outcome.calls == 1
 
 
