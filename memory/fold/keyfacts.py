@@ -188,6 +188,7 @@ _RENDER_LABELS: dict[str, dict[FactKind, str]] = {
     },
 }
 RENDER_LANGUAGES = tuple(_RENDER_LABELS)
+_ORDINAL_DAY = re.compile(r"\d{1,2}(?:st|nd|rd|th)")
 
 
 def render_fact(fact: Fact, language: str = "es") -> str:
@@ -212,6 +213,8 @@ def render_fact(fact: Fact, language: str = "es") -> str:
         return said
     if _round_trips(fact, plain):
         return plain
+    if _ORDINAL_DAY.fullmatch(fact.value) and _reads_back(fact, f"- the {fact.value}"):
+        return f"- the {fact.value}"  # an ordinal day is one after "the" ("the 28th")
     # Read back, the word becomes the label, and renders the same line again.
     words = [table.get(fact.kind, fact.kind) for table in (own, *_RENDER_LABELS.values())]
     for word in dict.fromkeys(words):

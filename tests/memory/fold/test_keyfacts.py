@@ -228,3 +228,13 @@ def test_a_spanish_date_or_time_is_written_the_way_it_is_said() -> None:
     assert [render_fact(f, "en") for f in facts] == ["- 20 de octubre", "- 23:48", "- 1:30"]
     for fact in facts:
         assert extract_facts(render_fact(fact, "es")) == [fact]
+
+
+def test_an_ordinal_day_is_written_so_that_it_reads_back() -> None:
+    """ "change delivery to the 28th": "- the 28th", in either language, read back as the
+    same date (a line that did not would leave the next fold nothing to require)."""
+    (fact,) = extract_facts("change delivery to the 28th")
+    for language in ("en", "es"):
+        line = render_fact(fact, language)
+        assert line == "- the 28th"
+        assert extract_facts(line) == [fact]
