@@ -37,13 +37,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.blind.data import BlindDataError, held_ids, load_long_cases
+from bench.blind.data import SPLITS, BlindDataError, held_ids, load_long_cases
 from bench.common import Target
 from memory.facts import facts_of
 from memory.fold.keyfacts import render_fact, salient_facts
 
 DEFAULT_DATA = Path(__file__).resolve().parent / "data" / "facts_dev"
-SPLITS = ("fit", "held", "all")
 
 
 class FactsDataError(ValueError):
