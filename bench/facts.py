@@ -25,8 +25,8 @@ only and its misses are never printed (the set's README: fit on one half, score 
 `--data` may also name a folder of long cases (`longcase.jsonl`, `bench.blind`'s format:
 `bench/data/support_dev2`, the blind folder): each user message is an item with the
 case's planted facts it says. A set split into halves (its `split.json`: support_dev2,
-support_dev4) has its fit half's cases fit and its held half's held; in any other all
-of them are held (aggregate figures only, no misses).
+support_dev4, support_dev5) has its fit half's cases fit and its held half's held; in any
+other all of them are held (aggregate figures only, no misses).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
 `--data bench/data/support_dev` (or `support_train`) scores a written dev set the same
 way (its `sessions.jsonl` and `longcase.jsonl`), with no targets: those sets may be read.
 A written set split into a fit and a held half (its `split.json`: support_dev2,
-support_dev4) is scored one half at a time with `--split`.
+support_dev4, support_dev5) is scored one half at a time with `--split`.
 
 `bench/data/blind/` was written without reading the detector, the fold-in, recall or the
 labelled sets (its README says how); it is scored, never read for misses, so this bench

@@ -1,6 +1,7 @@
 """The written support sets (bench/data/support_train/, support_dev/, support_dev3/,
-support_dev4/, support_multicase/) have their shape, the counts their READMEs state are
-the counts in the files, and the files are what their builders make of src/*.txt."""
+support_dev4/, support_dev5/, support_multicase/) have their shape, the counts their
+READMEs state are the counts in the files, and the files are what their builders make
+of src/*.txt."""
 
 from __future__ import annotations
 
@@ -60,6 +61,7 @@ SETS = [
     WrittenSet("support_dev", "dev", 12, 12, 6, 45),
     WrittenSet("support_dev3", "dev", 30, 30, 0, 0),
     WrittenSet("support_dev4", "dev", 12, 12, 3, 46),
+    WrittenSet("support_dev5", "dev", 8, 8, 4, 44),
     WrittenSet("support_multicase", "written", 24, 16, 0, 0, min_cases=3),
 ]
 
@@ -154,7 +156,7 @@ def test_the_files_are_built_from_the_sources(written: WrittenSet) -> None:
         assert longcases == written.rows("longcase.jsonl")
 
 
-@pytest.mark.parametrize("folder", ["support_dev2", "support_dev4"])
+@pytest.mark.parametrize("folder", ["support_dev2", "support_dev4", "support_dev5"])
 def test_a_split_set_names_a_held_half_of_its_own_ids(folder: str) -> None:
     """`split.json` lists ids of the set's sessions and cases, and leaves a fit half."""
     path = DATA / folder
