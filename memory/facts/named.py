@@ -5,10 +5,11 @@
   Villalba Ortiz", "Glenarra House", "Studio 4.2 Gable", "Priya Raman". A support agent
   notes these down; users who type in lower case capitalise little else. Not a
   sentence's opening word when it is a common one ("Thanks Priya Raman" gives "Priya
-  Raman"), not a weekday or a month ("Saturday 19 September" is a date), not a single
-  word ("Madrid", "Hacienda": too often just a capitalised word). Inside a sentence, a
-  name's number goes with it ("el router Livebox 6", "on Windows 11", "Ribera del Sena
-  14").
+  Raman"), not a weekday or a month ("Saturday 19 September" is a date). Inside a
+  sentence, a name's number goes with it ("el router Livebox 6", "on Windows 11",
+  "Ribera del Sena 14"), and one capitalised word after a word in lower case is a name
+  too ("stuck in Mississauga", "the quote from Mark", "una carta de Hacienda"); a
+  sentence's first word alone never is ("Madrid, el martes").
 
 The weakest kind: where another rule reads a fact on any of its characters, the name
 yields (`memory.facts.extract.YIELDING_KINDS`): "Pedido PED-4471" stays an order
@@ -47,7 +48,8 @@ _CALENDAR = _words(
 # Words that open a sentence or greet, capitalised by position, not names.
 _COMMON = _words(
     """
-    Hola Hi Hello Hey Dear Estimado Estimada Buenos Buenas Good Morning Afternoon Evening
+    Hola Hi Hello Hey Dear Estimado Estimada Buenos Buenas Días Dias Tardes Noches Good
+    Morning Afternoon Evening
     Thanks Thank Gracias Cheers Ok Okay Vale Yes Yeah Yep No Nope Sí Si Please Porfa
     Sorry Perdona Perdón Perdon Disculpa Disculpe The El La Los Las Lo Un Una Unos Unas My
     Mi Mis Our Your Su Sus Tu Tus Nuestro Nuestra It Its This That These Those Este Esta
@@ -89,14 +91,24 @@ _NUMBERED = (
     rf"\s(?!(?:19|20)\d\d(?!\d))\d{{1,4}}(?![\w:/'’-]|[.,]\d|\s\d)(?:\s{_WORD}(?![\w@'’/-]))?"
 )
 
+# One capitalised word inside a sentence ("stuck in Mississauga", "the quote from Mark",
+# "dispatched via Evri"): after a word in lower case, so that a sentence's first word is
+# not taken for one; no hyphen ("Wi-Fi"). And the key-fact line it renders as ("- Evri",
+# the word alone on its line), so that the next fold requires it again.
+_ONE = rf"{_not_starting(_COMMON | _CALENDAR)}(?:[{_LOWER}]|['’][{_UPPER}])[{_LOWER}]*"
+_SINGLE = rf"[{_UPPER}](?<=[{_LOWER}] [{_UPPER}]){_ONE}(?![\w@'’/-]|\.\w)"
+_SINGLE_LINE = rf"(?m)^- ([{_UPPER}]{_ONE})[ \t]*$"
+
 NAMED_RULES: list[_Rule] = [
     _rule("named", _NAMED, rf"[{_LOWER}]\s(?:(?:{_LINK})\s)?[{_UPPER}0-9]"),
     _rule("named", _NUMBERED, r"\w\s\d"),
+    _rule("named", _SINGLE, rf"[{_LOWER}] [{_UPPER}]"),
+    _rule("named", _SINGLE_LINE, rf"(?m)^- [{_UPPER}]", group=1),
 ]
 
 
 def named_ok(value: str) -> bool:
-    """A name of two words or more (a number counts), not opening with a sentence's
-    common first word."""
+    """A name not opening with a sentence's common first word, nor a weekday or a month
+    (a single word is one only inside a sentence, which the patterns see to)."""
     words = value.split()
-    return words[0] not in _COMMON and len(words) >= 2
+    return words[0] not in _COMMON and words[0] not in _CALENDAR

@@ -153,7 +153,7 @@ def test_a_quoted_word_without_a_word_that_says_so_is_no_detail() -> None:
         ("la Sra. Quintana me llamó", [("person", "Sra. Quintana")]),
         # another kind's reading on its characters wins: the name yields
         ("Pedido PED-4471 cancelado", [("id", "PED-4471")]),
-        ("the Bosch PUE611BB5E hob", [("id", "PUE611BB5E")]),
+        ("the Bosch PUE611BB5E hob", [("named", "Bosch"), ("id", "PUE611BB5E")]),
         ("Saturday 19 September 2026", [("date", "Saturday 19 September")]),
         ("soy Lucía Fernández", [("name", "Lucía Fernández")]),
     ],
@@ -166,20 +166,43 @@ def test_a_name_of_two_capitalised_words_is_a_detail(
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("text", "expected"),
     [
-        "Hola Marta, soy yo",
-        "Buenos Días",
-        "Tuesday Morning",
-        "Madrid",
-        "cocinas robledal",
-        "Esperé 20 minutos",  # a sentence's first word and a count
-        "vivimos en Madrid 2024",  # a year
+        ("hi, I'm in Toronto, my order is stuck", [("named", "Toronto")]),
+        ("the quote from Mark said $949", [("named", "Mark"), ("amount", "$949")]),
+        ("it was dispatched via Evri on Monday", [("named", "Evri")]),
+        ("me ha llegado una carta de Hacienda", [("named", "Hacienda")]),
+        ("vivimos en Madrid 2024", [("named", "Madrid")]),  # not the year with it
+        ("Hola Marta, soy yo", [("named", "Marta")]),
+        # the key-fact line it renders as, the word alone on its line
+        ("- Evri", [("named", "Evri")]),
     ],
 )
-def test_a_greeting_a_single_word_or_lower_case_is_no_name(text: str) -> None:
-    """One capitalised word, a greeting or a day is no name; nor is what was typed in
-    lower case, nor a sentence's first word with a number after it."""
+def test_one_capitalised_word_inside_a_sentence_is_a_name(
+    text: str, expected: list[tuple[str, str]]
+) -> None:
+    """A place, a company or a person named in one word, where a capital is no sentence's
+    first letter."""
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Buenos Días",
+        "Tuesday Morning",
+        "Madrid",  # a sentence's first word
+        "cocinas robledal",
+        "Esperé 20 minutos",  # a sentence's first word and a count
+        "our Wi-Fi is down",  # a hyphenated word
+        "the refund arrives on Tuesday",  # a weekday
+        "CASO: 7781, Póliza 5521-X",  # after a comma or a colon
+        "- Usuario dijo: «hola»",  # a summary line's speaker
+    ],
+)
+def test_a_greeting_a_sentence_start_or_lower_case_is_no_name(text: str) -> None:
+    """A greeting or a day is no name, nor a sentence's first word, nor what was typed
+    in lower case, nor a word after a comma."""
     assert "named" not in {kind for kind, _ in _read(text)}
 
 

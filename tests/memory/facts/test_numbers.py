@@ -36,7 +36,7 @@ def test_a_bare_number_is_read(text: str, expected: list[tuple[str, str]]) -> No
         ("£1234 paid", [("amount", "£1234")]),
         ("el fijo es 91 123 45 67", [("phone", "91 123 45 67")]),
         ("tel 976 41 22 85", [("phone", "976 41 22 85")]),
-        ("reg KX19 ABC, a blue Golf", [("plate", "KX19 ABC")]),
+        ("reg KX19 ABC, a blue Golf", [("plate", "KX19 ABC"), ("named", "Golf")]),
         ("my IBAN GB29 NWBK 6016 1331 9268 19", [("iban", "GB29 NWBK 6016 1331 9268 19")]),
         ("order CMP-204417", [("id", "CMP-204417")]),
         ("moved here in 2026", []),  # a year

@@ -19,7 +19,10 @@ from tests.memory.facts.test_numbers import kinds as _read
         ("me podeis llamar al 645 21 88 03, a partir de las 5", [("phone", "645 21 88 03")]),
         ("el fijo es 91 123 45 67.", [("phone", "91 123 45 67")]),
         # a time read off a record keeps its zone
-        ("it says Released 11/04/2026 09:40 PST", [("date", "11/04/2026"), ("time", "09:40 PST")]),
+        (  # a capitalised word inside a sentence reads as a name
+            "it says Released 11/04/2026 09:40 PST",
+            [("named", "Released"), ("date", "11/04/2026"), ("time", "09:40 PST")],
+        ),
         ("the call is at 14:00 CET", [("time", "14:00 CET")]),
         # capitals and grouped digits, seven or more
         ("un momento que lo busco... MV 2026 04418", [("id", "MV 2026 04418")]),
