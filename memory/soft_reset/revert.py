@@ -13,7 +13,10 @@ continues the previous case more than the new episode:
   message takes up that question's words (more than the new episode's), or is a short
   yes or no while the new episode has asked nothing;
 - `continuation_cue`: it says the old case goes on ("lo mismo", "sigue igual",
-  "still") and shares no more with the new episode than with the previous case.
+  "still", "del mismo tema") and shares no more with the new episode than with the
+  previous case; or it refers back to one of the case's words as already known ("lo de
+  la fibra", "the dns thing"), a word the user has not said in the new episode, and
+  names no identifier of its own.
 
 After those messages, for as long as the new episode keeps the case it closed, one
 branch still reverts: a message naming, said whole, more of that case's identifiers (a
@@ -29,8 +32,10 @@ A manual reset (`/reset`) never reverts; a first episode has nothing to revert t
 
 `decide_veto` reads the reset's own message the same way, with the two strongest
 branches only: a message that names more of the case it would close than facts of its
-own, or says with a cue that the case goes on about one of its terms, continues that
-case, and the reset is not made.
+own, says with a cue that the case goes on about one of its terms, or refers back to one
+of them ("pero lo del agua no me lo habéis descontado") without an identifier of its own
+("lo de la fibra ya está; ahora el pedido 7781" is a new case), continues that case,
+and the reset is not made.
 """
 
 from __future__ import annotations
@@ -64,12 +69,17 @@ _CUES = (
     "aun no", "aun sigue", "aun me", "aqui sigo", "lo de antes", "como te decia",
     "still", "same issue", "same problem", "same error", "same thing", "as before",
     "no change", "nothing changed", "keeps happening", "as i said",
+    # the user says it is the same subject ("otra cosa del mismo tema")
+    "mismo tema", "mismo asunto", "same topic", "same subject",
     # it happened again: the same trouble back after a pause ("me ha vuelto a pasar")
     "vuelto a pasar", "vuelve a pasar", "volvio a pasar", "pasado otra vez",
     "pasa otra vez", "pasado de nuevo", "pasa de nuevo", "happened again",
     "happening again",
 )  # fmt: skip
 _CUE = re.compile(r"\b(?:" + "|".join(re.escape(c) for c in _CUES) + r")\b")
+# A word said as something already talked about ("lo del agua", "lo de la factura",
+# "the refund thing"): folded text, the word in its group.
+_BACK = re.compile(r"\blo de(?:l| la| las| los)? (\w+)|\bthe (\w+) (?:thing|stuff|issue)\b")
 _YES_NO = re.compile(r"^\W*(?:si|no|yes|yep|yeah|nope|correct[oa]?|exact[oa]?|right)\b")
 
 
@@ -172,7 +182,9 @@ def _by_words(check: RevertCheck, previous: PreviousCase) -> Revert | None:
     cue = _CUE.search(fold(check.message))
     if cue is not None and len(new) <= len(old):
         return Revert("continuation_cue", (cue.group(0),))
-    return None
+    back = back_reference(check.message, [t for t in previous.terms if t not in own])
+    new_ids = _new_ids(check.message, previous)
+    return Revert("continuation_cue", back) if back and not new_ids else None
 
 
 def _answers(
@@ -211,7 +223,31 @@ def decide_veto(message: str, closing: PreviousCase) -> Revert | None:
         return Revert("shared_facts", old)
     # A cue says the case goes on only about something of it ("still on the checkout
     # thing"); "¿todavía abre la tienda?" after a router case is a new subject.
+    back = back_reference(message, closing.terms)
+    if back and not _new_ids(message, closing):
+        return Revert("continuation_cue", back)
     cue = _CUE.search(fold(message))
     if cue is None or not frozenset(terms(message)).intersection(closing.terms):
         return None
     return Revert("continuation_cue", (cue.group(0),))
+
+
+def _new_ids(message: str, case: PreviousCase) -> bool:
+    """The message names identifiers (`CASE_ID_KINDS`) of its own the case does not
+    hold: "lo del ticket #4821 ya está; ahora el pedido 7781" is about a new order."""
+    return any(
+        f.kind in CASE_ID_KINDS and not mentioned(case.facts, f.value, runs=False)
+        for f in facts_of(message)
+    )
+
+
+def back_reference(message: str, case_terms: Sequence[str]) -> tuple[str, ...]:
+    """The phrases of `message` that refer back to something of the case ("lo del agua"
+    after a case about the water bill, "the refund thing"): a word the case's terms hold,
+    said as already known."""
+    case = frozenset(case_terms)
+    return tuple(
+        found.group(0)
+        for found in _BACK.finditer(fold(message))
+        if case.intersection(terms(found.group(1) or found.group(2)))
+    )

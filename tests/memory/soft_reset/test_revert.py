@@ -49,6 +49,10 @@ CASES = [
     ("Sí, el router sigue sin conexión de fibra", [HELLO], "shared_terms"),
     ("Sigue igual que ayer", [FIRST], "continuation_cue"),
     ("It still fails", [FIRST], "continuation_cue"),
+    # a word of the case said as already known
+    ("vale, ¿y lo de la fibra cuándo lo miráis?", [FIRST], "continuation_cue"),
+    ("ok, and the dns thing?", [FIRST], "continuation_cue"),
+    ("¿y lo de la tienda?", [FIRST], STANDS),  # the new episode's own word
     ("¿Y la tienda de Sevilla abre el domingo?", [FIRST], STANDS),
     ("¿Tenéis aparcamiento?", [FIRST], STANDS),
     ("Quiero devolver unas zapatillas del pedido 7781", [FIRST], STANDS),

@@ -1,7 +1,9 @@
 """The reset veto (`memory.soft_reset.revert.decide_veto`, `memory.soft_reset.turn.veto`):
 a reset the topic check decides is not made when its own message names more of the case
-it would close than facts of its own, or says with a cue that the case goes on about one
-of its terms; a new subject, an idle reset and an episode with nothing to close reset."""
+it would close than facts of its own, says with a cue that the case goes on about one of
+its terms, or refers back to one of them as already known ("lo de la fibra", "the router
+thing") without an order of its own; a new subject, an idle reset and an episode with
+nothing to close reset."""
 
 from __future__ import annotations
 
@@ -26,6 +28,13 @@ CASES = [
     ("Morning, the router still drops the fibre", "continuation_cue"),
     ("hola, me ha vuelto a pasar! el router no da conexion", "continuation_cue"),
     ("it happened again, the router dropped at 9", "continuation_cue"),
+    # the user says it is the same subject, or refers back to something of the case
+    ("otra cosa del mismo tema: la fibra me cobra el doble", "continuation_cue"),
+    ("hola, me ha llegado la factura pero lo de la fibra no está descontado", "continuation_cue"),
+    ("hi, the router thing: you charged me for the visit", "continuation_cue"),
+    # ... about something the case never mentioned, or with an order of its own
+    ("hola, lo de la tienda de Sevilla, ¿abre el sábado?", None),
+    ("lo de la fibra ya está; ahora el pedido 7781 no llega", None),
     # the same words about something the case never mentioned
     ("me ha vuelto a pasar con la tienda de Sevilla", None),
     # a cue about something the case never mentioned: a new subject
