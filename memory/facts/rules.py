@@ -40,7 +40,7 @@ def _lowered(text: str) -> str:
 
 
 _NUM = r"\d{1,3}(?:[.,\u00a0\u202f]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?"
-_SYMBOL = r"US\$|MX\$|R\$|C\$|A\$|[$€£¥]"
+_SYMBOL = r"[A-Z]{1,3}\$|[$€£¥]"  # "NZ$", "HK$", "US$", "R$": a country's dollar
 _CODE = (
     r"USD|EUR|MXN|GBP|ARS|COP|CLP|PEN|BRL|CAD|AUD|JPY|CHF|UYU|BOB|VES|GTQ|CRC|DOP|PYG|HNL"
     r"|NIO|PAB"

@@ -65,6 +65,10 @@ def values(text: str, kind: str | None = None) -> list[str]:
         ("Son 300 USD al mes", "amount", ["300 USD"]),
         ("Te devolvemos 50 euros", "amount", ["50 euros"]),
         ("Pagué MXN 1,200 por el envío", "amount", ["MXN 1,200"]),
+        # a country's dollar, its letters before the sign
+        ("so NZ$612.00 all up?", "amount", ["NZ$612.00"]),
+        ("it was HK$1,200 and S$45.50", "amount", ["HK$1,200", "S$45.50"]),
+        ("R$ 150,00 no cartão", "amount", ["R$ 150,00"]),
         ("Descuento del 15% hoy", "percent", ["15%"]),
         ("Sube un 2,5 por ciento", "percent", ["2,5 por ciento"]),
         ("Llámame al +34 612 345 678.", "phone", ["+34 612 345 678"]),
