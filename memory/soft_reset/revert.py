@@ -183,8 +183,9 @@ def _by_words(check: RevertCheck, previous: PreviousCase) -> Revert | None:
     if cue is not None and len(new) <= len(old):
         return Revert("continuation_cue", (cue.group(0),))
     back = back_reference(check.message, [t for t in previous.terms if t not in own])
-    new_ids = _new_ids(check.message, previous)
-    return Revert("continuation_cue", back) if back and not new_ids else None
+    if not back or _new_ids(check.message, previous):
+        return None
+    return Revert("continuation_cue", back)
 
 
 def _answers(
@@ -221,11 +222,11 @@ def decide_veto(message: str, closing: PreviousCase) -> Revert | None:
     new = [f for f in facts_of(message) if not mentioned(closing.facts, f.value, runs=False)]
     if old and len(old) > len(new):
         return Revert("shared_facts", old)
-    # A cue says the case goes on only about something of it ("still on the checkout
-    # thing"); "¿todavía abre la tienda?" after a router case is a new subject.
     back = back_reference(message, closing.terms)
     if back and not _new_ids(message, closing):
         return Revert("continuation_cue", back)
+    # A cue says the case goes on only about something of it ("still on the checkout
+    # thing"); "¿todavía abre la tienda?" after a router case is a new subject.
     cue = _CUE.search(fold(message))
     if cue is None or not frozenset(terms(message)).intersection(closing.terms):
         return None
