@@ -11,6 +11,9 @@ Read from the fit half of a written set of support messages (`bench/data/facts_d
   floor", "piso 5ºC"): the value keeps the word, as "34" alone means nothing; a Spanish
   floor and door need none ("4º 2ª");
 - ``measure``: a quantity in a unit ("500 litres", "1TB", "2 x 500 g", "8ft", "50GB");
+- ``count``: how many of a thing, the number and the noun it counts ("2 adults",
+  "50 camisetas", "41,200 actuations", "2 packs de agua"); never a time, a frequency, an
+  attempt or a number said as a guess ("40 minutes", "4 veces", "about 300 shots");
 - ``amount``: a Spanish amount without its currency, two decimals after a comma ("3,49");
 - ``id``: a hexadecimal error code ("0x80070005"), an error code after its label ("the
   error code is E24", "error 21"), a code of capitals and numbers split by slashes
@@ -107,10 +110,41 @@ _UNITS = (
     r"|l(?:itros?|itres?|iters?|bs?)|ft|cm|oz|pulgadas|inches"
 )
 
+# Words after a number that make it no count of things a case is about: time and
+# frequency ("40 minutes", "4 veces"), tries and contacts ("3 calls"), money said in
+# words (an amount's), vague things ("2 things", "dos cosas"), and words ending in "s"
+# that are no plural noun.
+_NOT_COUNTED = (
+    r"(?:s(?:ec(?:ond)?s|egundos|emanas|teps|tars)|min(?:ute)?s|minutos|h(?:ours|rs"
+    r"|oras)|d[ií]as|days|weeks|wks|months|mes(?:es)?|years|yrs|a[nñ]os|times"
+    r"|veces|attempts|intentos|tries|calls|llamadas|e-?mails|correos"
+    r"|messages|mensajes|texts|things|cosas|questions|preguntas|euros|pesos"
+    r"|d[oó]lares|dollars|pounds|libras|cents|c[eé]ntimos|bucks|bars|rings"
+    r"|digits|d[ií]gitos|letters|letras|characters|caracteres|points|puntos|ones|tres"
+    r"|as|has|this|its|is|was|plus|less|unless|pues|antes|despu[eé]s|tras|m[aá]s|menos"
+    r"|us|yes|pm|am|hrs|mins|secs|kms|kgs|lbs|gbs|mbs|dos|tres|seis"
+    r"|veinti(?:d[oó]s|tr[eé]s|s[eé]is)|diecis[eé]is)"
+)
+# The noun a count counts: lower case and plural ("2 adults", "4 personas"; "size 10
+# but" is no count), or any noun after "more" ("1 more bottle"); not one of those. A
+# capitalised word after a number is a model or a place ("2021 Tesla", "Route 9").
+_COUNTED = (
+    rf"(?:(?:more|extra|m[aá]s) (?!{_NOT_COUNTED}\b)[a-záéíóúñü][a-záéíóúñü'-]{{2,}}"
+    rf"|(?!{_NOT_COUNTED}\b)[a-záéíóúñü][a-záéíóúñü'-]{{1,}}s|people|children|gente)"
+)
+# A guess, a comparison or a rate before the number: no count the case rests on.
+_GUESSED = (
+    r"(?<!about )(?<!around )(?<!roughly )(?<!like )(?<!over )(?<!unos )(?<!unas )"
+    r"(?<!casi )(?<!almost )(?<!nearly )(?<!than )(?<!m[aá]s de )(?<!menos de )"
+    r"(?<!\d in )(?<!\d of )(?<!\d de )"  # a rate: "1 in 5 shots"
+)
+
 DETAIL_RULES: list[_Rule] = [
+    # Not the offline summary's own line ("- User said: “…”", `memory.fold.extractive`):
+    # there every user message would be a quoted message, required of every fold.
     _rule(
         "quote",
-        rf"\b{_QUOTE_INTRO}\b[ ,:]{{0,3}}(?:literal(?:mente)?[ ,:]{{0,3}})?"
+        rf"\b(?<!User ){_QUOTE_INTRO}\b[ ,:]{{0,3}}(?:literal(?:mente)?[ ,:]{{0,3}})?"
         rf"[\"'“‘«]({_QUOTED})[\"'”’»]",
         r"[\"'“‘«]",
         group=1,
@@ -151,6 +185,17 @@ DETAIL_RULES: list[_Rule] = [
         "measure",
         rf"(?<![\w.,])\d+(?:[.,]\d+)?(?:\s?x\s?\d+(?:[.,]\d+)?)?\s?(?:{_UNITS})(?![\w/])",
         r"\d",
+        at_runs=True,
+    ),
+    # How many of a thing: a whole number, one more ("1 more bottle"), the noun, and what
+    # it is of ("2 packs de agua", "3 bottles of Rioja" stops at the capital).
+    _rule(
+        "count",
+        rf"{_GUESSED}(?<![\w.,:/#$€£¥+-])(?!(?:19|20)\d\d\b|0\d)(?:\d{{1,3}}(?:,\d{{3}})+"
+        rf"|\d{{1,5}})(?![\w.,:/%-]|[.,:]\d)\s{_COUNTED}\b(?!')"
+        r"(?:\s(?:de|of)\s(?!(?:la|el|los|las|the|an?|una?|mi|my|su|your|this|that|este"
+        r"|esta|ese|esa|it|them)\b)[a-záéíóúñü]{3,}\b)?",
+        r"\d\s[a-zA-Záéíóúñ]",
         at_runs=True,
     ),
     # A Spanish amount without its currency: two decimals after a comma ("3,49", "23,50").

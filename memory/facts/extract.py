@@ -253,8 +253,8 @@ def _passing(text: str) -> int:
 # cancelled'": the quoted message, and the order inside it).
 NESTING_KINDS = frozenset({"quote"})
 # Kinds that give way to any other kind's reading on one of their characters ("Pedido
-# PED-4471" is an order, not a name: `memory.facts.named`).
-YIELDING_KINDS = frozenset({"named"})
+# PED-4471" is an order, not a name; "acabada en 0913 dos veces" a card, not a count).
+YIELDING_KINDS = frozenset({"named", "count"})
 
 
 def scan(text: str) -> tuple[Fact, ...]:

@@ -26,7 +26,7 @@ from functools import lru_cache
 from memory.caches import FOLD_TEXTS
 from memory.facts import IDENTITY_KINDS, Fact, extract_facts
 from memory.fold.guard import KEY_FACTS_HEADING, line_value, split_sentences, trim_lines, unsaid
-from memory.fold.keyfacts import cap_key_facts, render_fact
+from memory.fold.keyfacts import CONTEXTUAL_KINDS, cap_key_facts, render_fact
 from memory.fold.summarizer import (
     FoldInput,
     SummaryDraft,
@@ -145,7 +145,7 @@ def _gist_trimmed(
     """`lines` with those that give no hard fact held to `budget` tokens (the least
     valuable first, oldest first among equals), never all of them: a summary of talk
     keeps its gist, not its transcript, and recall brings any exchange back verbatim."""
-    plain = [x for x in lines if not extract_facts(x)]
+    plain = [x for x in lines if not _hard(x)]
     values = [value.get(x, 0) for x in plain]
     dropped = set(plain) - set(trim_lines(plain, budget, count, values, split=False) or plain[-1:])
     return [x for x in lines if x not in dropped]
@@ -201,7 +201,13 @@ def _said(sentence: str, seen: str) -> bool:
 
 
 def _strong(sentence: str) -> bool:
-    return "?" in sentence or bool(extract_facts(sentence))
+    return "?" in sentence or _hard(sentence)
+
+
+def _hard(text: str) -> bool:
+    """Whether `text` gives a hard fact: a count ("i have 2 dogs") is talk here, as the
+    gist; a case's counts reach the summary as key facts (`required_facts`)."""
+    return any(f.kind not in CONTEXTUAL_KINDS for f in extract_facts(text))
 
 
 def _context(text: str, seen: str) -> list[str]:

@@ -43,6 +43,7 @@ PRIORITY: dict[FactKind, int] = {
     "slot": 5,
     "date": 4,
     "measure": 3,
+    "count": 3,
     "url": 3,
     "number": 3,
     "percent": 2,
@@ -70,6 +71,25 @@ _COMMITMENT = re.compile(
 )
 _ZONED = re.compile(r"\s[A-Z]{3,4}(?:[+-]\d{1,2})?$")
 _SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?\n]|$)")
+
+
+# Kinds noted only beside a case's own facts: "2 adults" on a ferry booking is a detail
+# the user comes back to, "i have 2 dogs" in a chat is talk, and the case's identifiers,
+# money or contacts are what tell the two apart.
+CONTEXTUAL_KINDS = frozenset({"count"})
+# fmt: off
+CASE_KINDS = frozenset({
+    "id", "account", "card", "iban", "ip", "host", "tracking", "plate", "amount", "email",
+    "phone", "postcode", "address", "username", "bic",
+})
+# fmt: on
+
+
+def in_case(facts: Sequence[Fact]) -> list[Fact]:
+    """`facts` without the contextual kinds when none of them is a case's own fact."""
+    if any(f.kind in CASE_KINDS for f in facts):
+        return list(facts)
+    return [f for f in facts if f.kind not in CONTEXTUAL_KINDS]
 
 
 def salient_facts(text: str) -> list[Fact]:

@@ -17,7 +17,7 @@ from typing import Protocol, runtime_checkable
 from memory.blocks import neutralize
 from memory.facts import Fact, dedupe, extract_facts, missing_facts
 from memory.fold.guard import KEY_FACTS_HEADING, GuardResult, guard_summary
-from memory.fold.keyfacts import salient_facts
+from memory.fold.keyfacts import in_case, salient_facts
 from memory.tokens import Tokenizer
 from memory.types import Exchange
 from providers.base import ChatModel, ChatRequest, Message, ProviderError
@@ -172,7 +172,7 @@ def _required_facts(previous: str, texts: tuple[str, ...]) -> tuple[Fact, ...]:
     found = extract_facts(carried) + salient_facts(body)
     for text in texts:
         found += salient_facts(text)
-    return tuple(dedupe(found))
+    return tuple(in_case(dedupe(found)))
 
 
 def split_key_facts(summary: str) -> tuple[str, str]:

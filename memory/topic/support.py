@@ -184,14 +184,16 @@ def closes_then_moves_on(message: str) -> bool:
 
 @lru_cache(maxsize=4096)
 def fact_values(text: str) -> frozenset[str]:
-    """The values the topic check counts as the text's facts: times aside, and a name
-    of one word ("via Evri"), which the fact guard keeps but the topic model was not
-    fitted with (its features keep the readings it learnt from)."""
+    """The values the topic check counts as the text's facts: times aside, and what
+    the fact guard keeps but the topic model was not fitted with (its features keep the
+    readings it learnt from): a name of one word ("via Evri"), a count ("2 adults")."""
     return frozenset(f.value.casefold() for f in facts_of(text) if _counted(f))
 
 
 def _counted(fact: Fact) -> bool:
-    return fact.kind != "time" and not (fact.kind == "named" and " " not in fact.value)
+    if fact.kind in ("time", "count"):
+        return False
+    return not (fact.kind == "named" and " " not in fact.value)
 
 
 def shared_fact_count(message: str, texts: tuple[str, ...]) -> int:

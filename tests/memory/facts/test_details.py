@@ -74,7 +74,7 @@ def test_each_detail_is_read_whole(text: str, expected: list[tuple[str, str]]) -
     "text",
     [
         "lo he intentado 3 veces",  # a count, no unit
-        "somos dos personas y 2 noches",  # counts: on chit-chat they cost tokens, no answer
+        "somos dos personas y 2 noches",  # a count is its own kind, no measure nor date
         "it's the 2nd time this happens",  # an ordinal that is no day
         "I sat 20 minutes waiting",  # "sat" is no Saturday
         "call me Friday 3pm",  # the time is the fact, not "Friday 3"
@@ -211,4 +211,51 @@ def test_a_name_ranks_low_and_renders_back_as_itself() -> None:
     (fact,) = salient_facts("the company was Brightside Cleaning")
     assert PRIORITY["named"] < PRIORITY["date"]
     assert render_fact(fact, "en") == "- Brightside Cleaning"
+    assert extract_facts(render_fact(fact, "en")) == [fact]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("yes 2 adults, me and my partner", [("count", "2 adults")]),
+        ("checked with an app, says 41,200 actuations", [("count", "41,200 actuations")]),
+        ("somos 4 personas", [("count", "4 personas")]),
+        ("un pedido de 50 camisetas para la peña", [("count", "50 camisetas")]),
+        ("2 packs de agua a 3,49", [("count", "2 packs de agua"), ("amount", "3,49")]),
+        ("and add 1 more bottle", [("count", "1 more bottle")]),
+        ("booked for 2 nights from the 3rd of June",
+         [("count", "2 nights"), ("date", "3rd of June")]),
+    ],
+)  # fmt: skip
+def test_how_many_of_a_thing_is_a_count(text: str, expected: list[tuple[str, str]]) -> None:
+    """The number with the noun it counts, and what it is of when said."""
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I waited 40 minutes on the phone",  # a time
+        "lo he intentado 4 veces",  # a frequency
+        "did about 300 shots, no error",  # a guess
+        "had it about 2 yrs",
+        "maybe 1 in 5 shots",  # a rate
+        "ordered size 10 but got size 12",  # a word after the number that is no plural
+        "2 things: the bill and the router",  # vague
+        "llevo más de 3 cajas",  # a comparison
+        "my 2021 Tesla",  # a year
+        "la terminasteis el 20 de abril",  # a date
+    ],
+)
+def test_a_time_a_try_or_a_guess_is_no_count(text: str) -> None:
+    """Numbers a case does not rest on."""
+    assert "count" not in {kind for kind, _ in _read(text)}, _read(text)
+
+
+def test_a_count_ranks_and_renders_back_as_itself() -> None:
+    """A count has a place in the cap's ranking, below the case's ids and money, and its
+    key-fact line reads back as the same fact."""
+    (fact,) = salient_facts("yes 2 adults, me and my partner")
+    assert PRIORITY["count"] < PRIORITY["amount"]
+    assert render_fact(fact, "en") == "- 2 adults"
     assert extract_facts(render_fact(fact, "en")) == [fact]

@@ -7,7 +7,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from memory.facts import Fact, extract_facts, missing_facts
-from memory.fold.keyfacts import PRIORITY, cap_key_facts, render_fact
+from memory.fold.keyfacts import CONTEXTUAL_KINDS, PRIORITY, cap_key_facts, in_case, render_fact
 
 
 def values(text: str, kind: str | None = None) -> list[str]:
@@ -96,7 +96,7 @@ def test_extraction_table(text: str, kind: str, expected: list[str]) -> None:
     [
         "Hola, ¿cómo estás? Todo bien por aquí.",
         "Sorry to hear that, let's try again tomorrow.",
-        "Tengo 3 hijos y 2 perros.",
+        "Tengo hijos y perros, 3 y 2.",
         "Me gusta #python y #viajes",
         "Ganamos 3 a 1 el domingo",
         "Version 2 is better than version 1.",
@@ -107,6 +107,15 @@ def test_extraction_table(text: str, kind: str, expected: list[str]) -> None:
 def test_no_facts_in_plain_chat(text: str) -> None:
     """Ordinary chat without hard facts yields nothing."""
     assert extract_facts(text) == []
+
+
+def test_counts_in_plain_chat_are_contextual() -> None:
+    """ "Tengo 3 hijos y 2 perros" reads as counts only, a kind a fold keeps beside a
+    case's own facts and not in a chat (`memory.fold.keyfacts.in_case`)."""
+    facts = extract_facts("Tengo 3 hijos y 2 perros.")
+    assert [(f.kind, f.value) for f in facts] == [("count", "3 hijos"), ("count", "2 perros")]
+    assert all(f.kind in CONTEXTUAL_KINDS for f in facts)
+    assert in_case(facts) == []
 
 
 def test_order_of_appearance_and_dedupe() -> None:

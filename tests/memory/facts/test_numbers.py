@@ -41,7 +41,7 @@ def test_a_bare_number_is_read(text: str, expected: list[tuple[str, str]]) -> No
         ("order CMP-204417", [("id", "CMP-204417")]),
         ("moved here in 2026", []),  # a year
         ("it came to 1234.50 in the end", []),  # a decimal, not a reference
-        ("3,412 files left", []),
+        ("3,412 files left", [("count", "3,412 files")]),  # how many, no reference
         ("Calle Alcalá 214, 28028 Madrid", [("address", "Calle Alcalá 214, 28028 Madrid")]),
     ],
 )

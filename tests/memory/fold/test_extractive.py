@@ -241,6 +241,46 @@ async def test_small_talk_keeps_a_gist_not_a_transcript() -> None:
     assert "#4821 llegó roto" in text
 
 
+async def test_counts_in_small_talk_are_talk_not_facts() -> None:
+    """ "i have 2 dogs" in a chat is gist, held to the gist share like any talk; the
+    summary of a chat does not grow by every count said in it."""
+    from memory.fold.extractive import GIST_SHARE
+
+    cap = 800
+    summarizer = ExtractiveSummarizer(TOKENIZER)
+    chat = _chat(40)
+    exchanges = [ex(e.id, f"{e.user_text} {n + 2} dogs", e.reply_text) for n, e in enumerate(chat)]
+    text = ""
+    for start in range(0, len(exchanges), 4):
+        outcome = await fold_text(
+            summarizer, text, exchanges[start : start + 4], language="en", cap_tokens=cap,
+            tokenizer=TOKENIZER,
+        )  # fmt: skip
+        assert outcome.ok, outcome
+        text = outcome.text
+    said = [line for line in text.splitlines() if "dogs" in line]
+    assert said
+    assert TOKENIZER.count("\n".join(said)) <= cap * GIST_SHARE
+
+
+async def test_english_small_talk_keeps_a_gist_as_spanish_does() -> None:
+    """The English summary's own line ("- User said: “…”") is no quoted message: read as
+    one, every user line was a fact required of every fold, and an English chat's summary
+    grew to the cap (632 tokens of 40 exchanges against Spanish's 72)."""
+    sizes = {}
+    for language in ("es", "en"):
+        text, exchanges = "", _chat(40)
+        for start in range(0, len(exchanges), 4):
+            outcome = await fold_text(
+                ExtractiveSummarizer(TOKENIZER), text, exchanges[start : start + 4],
+                language=language, cap_tokens=800, tokenizer=TOKENIZER,
+            )  # fmt: skip
+            text = outcome.text
+        sizes[language] = TOKENIZER.count(text)
+        assert not [f for f in extract_facts(text) if f.kind == "quote"], text
+    assert sizes["en"] <= 1.5 * sizes["es"], sizes
+
+
 def test_gist_never_empties_the_body() -> None:
     """A fact-less line longer than the gist share still leaves the summary one line (an
     empty summary would be rejected and the fold would never move on)."""

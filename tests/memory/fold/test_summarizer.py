@@ -214,3 +214,12 @@ def test_required_facts_see_a_fact_a_model_wrapped_across_lines() -> None:
     the next fold (extraction runs over the whole text, not line by line)."""
     facts = required_facts("El pedido llega el 15 de\njulio, confirmado.", [])
     assert [f.kind for f in facts] == ["date"]
+
+
+def test_a_count_is_required_beside_a_case_not_in_a_chat() -> None:
+    """ "2 adults" on a booking with its reference is kept by every fold; "2 dogs" in a
+    chat with no identifier, amount or contact is talk, not a fact to keep."""
+    booking = [Exchange(1, 1, "booking SLF-7Q2K9M", "ok"), Exchange(2, 1, "yes 2 adults", "ok")]
+    chat = [Exchange(1, 1, "i have 2 dogs", "nice"), Exchange(2, 1, "i love hiking", "me too")]
+    assert [f.value for f in required_facts("", booking)] == ["SLF-7Q2K9M", "2 adults"]
+    assert required_facts("", chat) == []

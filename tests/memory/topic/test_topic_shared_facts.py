@@ -15,7 +15,7 @@ _VOCAB = [
     "pedido", "#4821", "#A-5521", "order-731", "PED-310", "el", "3", "de", "marzo",
     "12/03/2024", "1.250,50", "€", "+34", "612", "345", "678", "lucia@example.com",
     "10.0.0.5", "calle", "Alcalá", "214", "28028", "Madrid", "cliente", "C1079", "Straße",
-    "İstanbul", "ß", "SS", "a", "las", "10:30", "ORDER-731", "soy", "Lucía", "Moreno",
+    "İstanbul", "ß", "SS", "a", "las", "10:30", "ORDER-731", "soy", "Lucía", "Moreno", "cajas",
 ]  # fmt: skip
 _texts = st.lists(st.sampled_from(_VOCAB), max_size=14).map(" ".join)
 
@@ -27,7 +27,7 @@ def _reference(message: str, texts: tuple[str, ...]) -> int:
         return frozenset(
             f.value.casefold()
             for f in extract_facts(text)
-            if f.kind != "time" and not (f.kind == "named" and " " not in f.value)
+            if f.kind not in ("time", "count") and not (f.kind == "named" and " " not in f.value)
         )
 
     return len(values(message) & frozenset().union(*map(values, texts)))
@@ -77,3 +77,11 @@ def test_a_name_of_one_word_is_no_topic_fact() -> None:
     assert "mississauga" in {f.value.casefold() for f in facts_of("stuck in Mississauga")}
     assert shared_fact_count("still stuck in Mississauga", ("it is in Mississauga",)) == 0
     assert shared_fact_count("it went to Brightside Cleaning", ("Brightside Cleaning",)) == 1
+
+
+def test_a_count_is_no_topic_fact() -> None:
+    """The fact guard keeps "2 adults"; the topic check, fitted without counts, does not
+    count it, while the booking's reference still is a shared fact."""
+    assert ("count", "2 adults") in {(f.kind, f.value) for f in facts_of("yes 2 adults")}
+    assert shared_fact_count("yes 2 adults", ("for 2 adults please",)) == 0
+    assert shared_fact_count("SLF-7Q2K9M, 2 adults", ("booking SLF-7Q2K9M",)) == 1
