@@ -158,6 +158,32 @@ def test_long_case_arm_runs_the_real_replay(tmp_path: Path) -> None:
     assert 0 <= score.facts_kept <= score.facts
 
 
+def test_a_long_case_can_run_in_its_own_language(tmp_path: Path) -> None:
+    """`--own-language`: the replay runs with `VENTANA_LANGUAGE` set to the case's, so an
+    English case gets the English system prompt; by default every case gets the product's
+    (Spanish), whatever the caller's environment says."""
+    from config.settings import load_settings
+
+    turns = (
+        {"role": "user", "content": "my order 4471-XK never came", "ts": "2026-03-02T10:00:00Z"},
+        {"role": "assistant", "content": "Sorry, checking it.", "ts": "2026-03-02T10:00:30Z"},
+    )
+    case = blind.LongCase("own-en-01", "en", ("4471-XK",), turns)
+    prompts = {}
+    for own in (False, True):
+        work = tmp_path / str(own)
+        work.mkdir()
+        score = blind.replay_case(case, "off", work, own_language=own)
+        assert score.facts_kept == 1
+        (contexts,) = work.glob("*.contexts.jsonl")
+        first = json.loads(contexts.read_text(encoding="utf-8").splitlines()[0])
+        prompts[own] = str(first["system"])
+    english = load_settings(chat_model="offline", language="en").resolved_system_prompt()
+    spanish = load_settings(chat_model="offline", language="es").resolved_system_prompt()
+    assert prompts[True].startswith(english)
+    assert prompts[False].startswith(spanish)
+
+
 def test_lossy_summary_server_drops_the_facts() -> None:
     """The lossy arm's model: an OpenAI-compatible reply whose text keeps no identifier."""
     import urllib.request

@@ -1,6 +1,7 @@
 """Blind held-out sets: topic switches and long single cases, aggregate figures only.
 
     python -m bench.blind [--quick] [--data DIR] [--split fit|held] [--jobs N]
+                          [--own-language]
 
 `--data bench/data/support_dev` (or `support_train`) scores a written dev set the same
 way (its `sessions.jsonl` and `longcase.jsonl`), with no targets: those sets may be read.
@@ -26,7 +27,9 @@ prints no turn, no session and no fact it got wrong: only counts.
   `--topic heuristic` and a lossy summary model. Every automatic
   reset there is false: a reset stands unless the report marks it reverted
   (`reset_reverted`). The last chat request (`--contexts`, last line) is searched for the
-  planted facts, verbatim.
+  planted facts, verbatim. Every case runs in the product's default language (Spanish
+  summary lines and key-fact words) unless `--own-language` sets `VENTANA_LANGUAGE` to
+  the case's, as an English support bot would be deployed.
 
 Targets (issue 28's, on sets like these): varied precision ≥ 0.9, recall ≥ 0.7, ≤ 1 false
 reset per 328 distractors; Spanish multi-case precision and recall ≥ 0.9; long cases 0
@@ -279,6 +282,12 @@ def main(argv: Sequence[str] | None = None) -> list[Target]:
         action="store_true",
         help=f"topic arms in full (fast); long cases: the first {QUICK_LONG_CASES} only",
     )
+    parser.add_argument(
+        "--own-language",
+        action="store_true",
+        help="long cases: each replayed with VENTANA_LANGUAGE set to its own language"
+        " (default: the product's, Spanish, for every case)",
+    )
     args = parser.parse_args(argv)
 
     blind = args.data.resolve() == DEFAULT_DATA.resolve()
@@ -317,9 +326,10 @@ def main(argv: Sequence[str] | None = None) -> list[Target]:
     facts = sum(len(c.facts) for c in cases)
     print(
         f" long single cases: {len(cases)} cases, {user_turns} user turns, {facts} planted facts"
-        " (replay, offline chat model, scripted replies)"
+        " (replay, offline chat model, scripted replies"
+        + (", each in its own VENTANA_LANGUAGE)" if args.own_language else ")")
     )
-    long_scores = run_long_cases(cases, LONG_ARMS, args.jobs)
+    long_scores = run_long_cases(cases, LONG_ARMS, args.jobs, own_language=args.own_language)
     for arm in LONG_ARMS:
         print(long_line(arm, long_scores[arm[0]]))
     on, off, lossy = (long_scores[name] for name, _, _ in LONG_ARMS)

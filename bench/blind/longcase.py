@@ -76,9 +76,12 @@ def replay_case(
     summary_model: str = "offline",
     openai_base_url: str | None = None,
     timeout: float = 600.0,
+    own_language: bool = False,
 ) -> LongScore:
     """Run `python -m bot replay` on one case with `--topic TOPIC` (and a summary model:
-    `offline`, or an `openai:` one at `openai_base_url`) and score it."""
+    `offline`, or an `openai:` one at `openai_base_url`) and score it; `own_language`:
+    with `VENTANA_LANGUAGE` set to the case's language (an English bot's summary lines,
+    key-fact words and prompts), else the product default."""
     stem = workdir / f"{case.id}-{topic}-{summary_model.replace(':', '_')}"
     transcript = stem.with_suffix(".transcript.jsonl")
     report_path = stem.with_suffix(".report.json")
@@ -86,6 +89,9 @@ def replay_case(
     write_transcript(case, transcript)
     env = {k: v for k, v in os.environ.items() if k != "VENTANA_DB"}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH", "")]))
+    env.pop("VENTANA_LANGUAGE", None)
+    if own_language:
+        env["VENTANA_LANGUAGE"] = case.lang
     if openai_base_url:
         env["OPENAI_BASE_URL"] = openai_base_url
         env.pop("OPENAI_API_KEY", None)  # a loopback server wants none
@@ -140,8 +146,10 @@ def run_long_cases(
     cases: Sequence[LongCase],
     arms: Sequence[tuple[str, str, str]] = LONG_ARMS,
     jobs: int = 2,
+    own_language: bool = False,
 ) -> dict[str, LongScore]:
-    """Every case under every arm (`jobs` replays at a time), summed per arm name."""
+    """Every case under every arm (`jobs` replays at a time), summed per arm name; each
+    in its own language with `own_language` (`replay_case`)."""
     lossy = LossySummaryServer() if any(model == LOSSY for _, _, model in arms) else None
     try:
         with tempfile.TemporaryDirectory(prefix="ventana-blind-") as tmp:
@@ -158,8 +166,11 @@ def run_long_cases(
                         work,
                         summary_model=f"openai:{LOSSY}",
                         openai_base_url=lossy.base_url,
+                        own_language=own_language,
                     )
-                return replay_case(case, topic, work, summary_model=model)
+                return replay_case(
+                    case, topic, work, summary_model=model, own_language=own_language
+                )
 
             with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
                 results = list(pool.map(run, plan))
