@@ -120,7 +120,7 @@ _NOT_COUNTED = (
     r"|veces|attempts|intentos|tries|calls|llamadas|e-?mails|correos"
     r"|messages|mensajes|texts|things|cosas|questions|preguntas|euros|pesos"
     r"|d[oó]lares|dollars|pounds|libras|cents|c[eé]ntimos|bucks|bars|rings"
-    r"|digits|d[ií]gitos|letters|letras|characters|caracteres|points|puntos|ones|tres"
+    r"|digits|d[ií]gitos|letters|letras|characters|caracteres|points|puntos|ones"
     r"|as|has|this|its|is|was|plus|less|unless|pues|antes|despu[eé]s|tras|m[aá]s|menos"
     r"|us|yes|pm|am|hrs|mins|secs|kms|kgs|lbs|gbs|mbs|dos|tres|seis"
     r"|veinti(?:d[oó]s|tr[eé]s|s[eé]is)|diecis[eé]is)"
