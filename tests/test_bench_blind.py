@@ -158,7 +158,9 @@ def test_long_case_arm_runs_the_real_replay(tmp_path: Path) -> None:
     assert 0 <= score.facts_kept <= score.facts
 
 
-def test_a_long_case_can_run_in_its_own_language(tmp_path: Path) -> None:
+def test_a_long_case_can_run_in_its_own_language(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`--own-language`: the replay runs with `VENTANA_LANGUAGE` set to the case's, so an
     English case gets the English system prompt; by default every case gets the product's
     (Spanish), whatever the caller's environment says."""
@@ -169,6 +171,7 @@ def test_a_long_case_can_run_in_its_own_language(tmp_path: Path) -> None:
         {"role": "assistant", "content": "Sorry, checking it.", "ts": "2026-03-02T10:00:30Z"},
     )
     case = blind.LongCase("own-en-01", "en", ("4471-XK",), turns)
+    monkeypatch.setenv("VENTANA_LANGUAGE", "en")  # the caller's: not the default arm's
     prompts = {}
     for own in (False, True):
         work = tmp_path / str(own)
