@@ -122,7 +122,7 @@ _NOT_COUNTED = (
     r"|d[oó]lares|dollars|pounds|libras|cents|c[eé]ntimos|bucks|bars|rings"
     r"|digits|d[ií]gitos|letters|letras|characters|caracteres|points|puntos|ones"
     r"|as|has|this|its|is|was|plus|less|unless|pues|antes|despu[eé]s|tras|m[aá]s|menos"
-    r"|us|yes|pm|am|hrs|mins|secs|kms|kgs|lbs|gbs|mbs|dos|tres|seis"
+    r"|us|yes|pm|am|kms|kgs|lbs|gbs|mbs|dos|tres|seis"
     r"|veinti(?:d[oó]s|tr[eé]s|s[eé]is)|diecis[eé]is)"
 )
 # The noun a count counts: lower case and plural ("2 adults", "4 personas"; "size 10
