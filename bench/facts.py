@@ -40,7 +40,8 @@ from pathlib import Path
 from bench.blind.data import SPLITS, BlindDataError, held_ids, load_long_cases
 from bench.common import Target
 from memory.facts import facts_of
-from memory.fold.keyfacts import render_fact, salient_facts
+from memory.fold.inwords import USER, KeyFactLines
+from memory.fold.keyfacts import salient_facts
 
 DEFAULT_DATA = Path(__file__).resolve().parent / "data" / "facts_dev"
 
@@ -135,8 +136,9 @@ def long_items(path: Path, held: frozenset[str] | None = None) -> list[Item]:
 
 
 def key_fact_lines(text: str, language: str = "es") -> list[str]:
-    """The key-fact lines the guard would write for `text` alone, in a `language` chat."""
-    return [render_fact(f, language) for f in salient_facts(text)]
+    """The key-fact lines the guard would write for `text` alone, in a `language` chat:
+    each fact in the words `text` gave it, as the user's (`KeyFactLines`)."""
+    return KeyFactLines([(text, USER)], language).lines(salient_facts(text))
 
 
 def _overlaps(a: str, b: str) -> bool:

@@ -20,19 +20,30 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 
 from memory.caches import FOLD_TEXTS
 from memory.facts import IDENTITY_KINDS, Fact, extract_facts
-from memory.fold.guard import KEY_FACTS_HEADING, line_value, split_sentences, trim_lines, unsaid
-from memory.fold.keyfacts import CONTEXTUAL_KINDS, cap_key_facts, render_fact
+from memory.fold.guard import line_value, split_sentences, trim_lines, unsaid
+from memory.fold.inwords import (
+    ASSISTANT,
+    KEY_FACTS_HEADING,
+    QUOTED,
+    SPEAKERS,
+    SUMMARY,
+    USER,
+    KeyFactLines,
+    Labels,
+    labels_for,
+)
+from memory.fold.keyfacts import CONTEXTUAL_KINDS, cap_key_facts
 from memory.fold.summarizer import (
     FoldInput,
     SummaryDraft,
     required_facts,
     source_tokens,
     split_key_facts,
+    spoken,
 )
 from memory.tokens import Tokenizer, default_tokenizer
 from memory.types import Exchange
@@ -70,30 +81,6 @@ _LINE_CACHE = FOLD_TEXTS
 _LETTERS = re.compile(r"[^\W\d_]{2,}")
 _SHAPE_MIN_WORDS = 3
 _INNER_QUOTES = str.maketrans({"«": "‹", "»": "›", "“": "‘", "”": "’"})
-_QUOTED = re.compile(r"- (?P<who>[^:«“\n]{1,40}): [«“](?P<body>.*)[»”]")
-
-
-@dataclass(frozen=True, slots=True)
-class _Labels:
-    said: str
-    asked: str
-    replied: str
-    open: str
-    close: str
-
-
-_LABELS = {
-    "es": _Labels("Usuario dijo", "Usuario preguntó", "Asistente", "«", "»"),
-    "en": _Labels("User said", "User asked", "Assistant", "“", "”"),
-}
-
-
-_USER, _ASSISTANT = "user", "assistant"
-_SPEAKERS = {
-    label: who
-    for labels in _LABELS.values()
-    for label, who in ((labels.said, _USER), (labels.asked, _USER), (labels.replied, _ASSISTANT))
-}
 
 
 class ExtractiveSummarizer:
@@ -116,7 +103,7 @@ class ExtractiveSummarizer:
         """The pure core of `summarize`."""
         previous, missing, language = request.previous, request.missing, request.language
         max_tokens = request.max_tokens
-        labels = _LABELS.get(language[:2], _LABELS["en"])
+        labels = labels_for(language)
         signal = [e for e in request.exchanges if e.signal]
         body, _section = split_key_facts(previous)
         lines = [line.rstrip() for line in body.splitlines() if line.strip()]
@@ -136,7 +123,9 @@ class ExtractiveSummarizer:
         lines = trim_lines(lines, soft, count, [value.get(x, 0) for x in lines], split=False)
         heading = KEY_FACTS_HEADING.get(language[:2], KEY_FACTS_HEADING["en"])
         required = required_facts(previous, signal)
-        return _with_key_facts(lines, value, required, heading, max_tokens, count, language)
+        said = (text for e in signal for text in spoken(e))
+        render = KeyFactLines(((previous, SUMMARY), *said), language)
+        return _with_key_facts(lines, value, required, heading, max_tokens, count, render)
 
 
 def _gist_trimmed(
@@ -152,7 +141,7 @@ def _gist_trimmed(
 
 
 def _exchange_lines(
-    exchange: Exchange, labels: _Labels, seen: str, wanted: Sequence[str]
+    exchange: Exchange, labels: Labels, seen: str, wanted: Sequence[str]
 ) -> list[tuple[str, int]]:
     out: list[tuple[str, int]] = []
     user = _pick(exchange.user_text, seen, wanted, strict=False) or _context(
@@ -227,7 +216,7 @@ def _holds(text: str, wanted: Sequence[str]) -> bool:
 
 
 def _line(
-    label: str, sentences: Sequence[str], labels: _Labels, wanted: Sequence[str]
+    label: str, sentences: Sequence[str], labels: Labels, wanted: Sequence[str]
 ) -> tuple[str, int]:
     """The quoted, attributed line and its bonus (it holds a fact said to be missing).
     Quote marks inside the words become single ones: a message cannot close its own quote
@@ -288,9 +277,9 @@ def _values(lines: Sequence[str], bonuses: Sequence[int]) -> list[float]:
         if any(f.kind in IDENTITY_KINDS for f in fresh):
             value += _EARLY_SHARE * (1 - index / len(lines))
         who = _speaker(line)
-        if who == _ASSISTANT and asked is not None:
+        if who == ASSISTANT and asked is not None:
             value = max(value, asked)  # an answer is worth what its question was
-        asked = value if who == _USER and "?" in line else None
+        asked = value if who == USER and "?" in line else None
         out.append(value)
     return out
 
@@ -313,16 +302,16 @@ def _named(fact: Fact) -> bool:
 
 @lru_cache(maxsize=_LINE_CACHE)
 def _speaker(line: str) -> str:
-    match = _QUOTED.fullmatch(line)
+    match = QUOTED.fullmatch(line)
     if match is None:
         return ""
-    return _SPEAKERS.get(match["who"], "")
+    return SPEAKERS.get(match["who"], "")
 
 
 @lru_cache(maxsize=_LINE_CACHE)
 def _words(line: str) -> tuple[str, frozenset[str]]:
     """Speaker label and the set of words (digits blanked) of a summary line."""
-    match = _QUOTED.fullmatch(line)
+    match = QUOTED.fullmatch(line)
     who, body = (match["who"], match["body"]) if match else ("", line)
     return who, frozenset(_DIGITS.sub("0", _squash(body)).split())
 
@@ -357,13 +346,17 @@ def _with_key_facts(
     heading: str,
     cap: int,
     count: Callable[[str], int],
-    language: str,
+    render: KeyFactLines,
 ) -> str:
-    """The body, then every required fact it does not say, within `cap`: the body gives
-    way first (a fact alone is cheaper than its line), then the least valuable facts."""
+    """The body, then every required fact it does not say (in the words it was given),
+    within `cap`: the words around facts give way first, then the body (a fact alone is
+    cheaper than its line), then the least valuable facts."""
     for _ in range(_TRIM_ROUNDS):
         facts = unsaid(required, "\n".join(lines))
-        text = _compose(lines, facts, heading, language)
+        text = _compose(lines, facts, heading, render)
+        over = count(text) - cap
+        if over > 0 and render.shed(facts, over, count):  # context goes before the body
+            text = _compose(lines, facts, heading, render)
         if count(text) <= cap or not lines:
             break
         room = max(0, cap - (count(text) - count("\n".join(lines))))
@@ -373,17 +366,21 @@ def _with_key_facts(
         )
     else:
         facts = unsaid(required, "\n".join(lines))
-    while facts and (over := count(_compose(lines, facts, heading, language)) - cap) > 0:
-        shown = sum(count(render_fact(f, language)) for f in facts)
-        facts, _dropped = cap_key_facts(facts, shown - over, count, language=language)
-    return _compose(lines, facts, heading, language)
+    while facts and (over := count(_compose(lines, facts, heading, render)) - cap) > 0:
+        shown = sum(count(render(f)) for f in facts)
+        facts, _dropped = cap_key_facts(
+            facts, shown - over, count, language=render.language, render=render
+        )
+    return _compose(lines, facts, heading, render)
 
 
-def _compose(lines: Sequence[str], facts: Sequence[Fact], heading: str, language: str) -> str:
+def _compose(
+    lines: Sequence[str], facts: Sequence[Fact], heading: str, render: KeyFactLines
+) -> str:
     body = "\n".join(lines)
     if not facts:
         return body
-    section = "\n".join([heading, *(render_fact(f, language) for f in facts)])
+    section = "\n".join([heading, *render.lines(facts)])
     return f"{body}\n\n{section}" if body else section
 
 

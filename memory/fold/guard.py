@@ -13,12 +13,12 @@ from functools import lru_cache
 
 from memory.caches import FOLD_TEXTS
 from memory.facts import Fact, dedupe, extract_facts, missing_facts
+from memory.fold.inwords import KEY_FACTS_HEADING, SUMMARY, KeyFactLines, in_words
 from memory.fold.keyfacts import RENDER_LANGUAGES, cap_key_facts, render_fact, salient_facts
 from memory.noise import text_noise
 
 CountTokens = Callable[[str], int]
 
-KEY_FACTS_HEADING = {"es": "Datos clave:", "en": "Key facts:"}
 # A new cumulative summary shorter than this share of the previous one lost content.
 MIN_SHARE_OF_PREVIOUS = 0.3
 # And it must be at least this many tokens, or a tenth of what was folded if that is less.
@@ -74,19 +74,24 @@ def guard_summary(
     count_tokens: CountTokens,
     source_tokens: int = 0,
     pinned: frozenset[Fact] = frozenset(),
+    sources: Sequence[tuple[str, str]] = (),
 ) -> GuardResult:
     """Reject bad drafts; append missing facts under a key-facts heading; fit `cap_tokens`.
 
     A draft that already ends in a key-facts list (the extractive summarizer writes one)
     has that list taken apart and written again with the missing facts: the list is
-    capped as a whole, by priority, and trimming the body never cuts its heading off."""
+    capped as a whole, by priority, and trimming the body never cuts its heading off.
+    A fact's line gives it in the words it was given (`KeyFactLines`) in the draft, the
+    previous summary or `sources` (the folded texts and who wrote each), in that order."""
     draft = draft_text.strip()
     required = dedupe(required)
     heading = KEY_FACTS_HEADING.get(language[:2], KEY_FACTS_HEADING["en"])
+    render = KeyFactLines(((draft, SUMMARY), (previous_text, SUMMARY), *sources), language)
     # Facts the guard puts back count toward the length: a draft that restated the
     # previous summary more briefly and only left facts for the guard lost nothing.
     lacked = missing_facts(required, draft)
-    restored = _section_cost(lacked, heading, count_tokens, language) if draft else 0
+    bare = KeyFactLines((), language)  # at the least, each fact as `render_fact` writes it
+    restored = _section_cost(lacked, heading, count_tokens, bare) if draft else 0
     reason = reject_reason(draft, previous_text, count_tokens, source_tokens, restored)
     if reason is not None:
         return GuardResult(previous_text, (), (), ok=False, reject_reason=reason)
@@ -96,16 +101,18 @@ def guard_summary(
     # until the section fits (never more than KEY_FACTS_RESERVE of the cap).
     reserve = 0
     for _ in range(TRIM_ROUNDS):
-        section = (
-            _section_cost(missing, heading, count_tokens, language) + len(missing) + SECTION_SLACK
-        )
-        if count_tokens(body) + section <= cap_tokens or reserve >= cap_tokens * KEY_FACTS_RESERVE:
+        section = _section_tokens(missing, heading, count_tokens, render)
+        over = count_tokens(body) + section - cap_tokens
+        if over > 0 and render.shed(missing, over, count_tokens, pinned):  # before the body
+            section = _section_tokens(missing, heading, count_tokens, render)
+            over = count_tokens(body) + section - cap_tokens
+        if over <= 0 or reserve >= cap_tokens * KEY_FACTS_RESERVE:
             break
         reserve = min(max(reserve, section), int(cap_tokens * KEY_FACTS_RESERVE))
         body = "\n".join(trim_lines(body.splitlines(), cap_tokens - reserve, count_tokens))
         missing = dedupe([*listed, *unsaid(required, body)])
     text, dropped = _append_key_facts(
-        body, missing, heading, cap_tokens, count_tokens, pinned, language
+        body, missing, heading, cap_tokens, count_tokens, pinned, render
     )
     if not text.strip():  # a cap too small for anything at all
         return GuardResult(previous_text, (), (), ok=False, reject_reason="empty")
@@ -135,8 +142,9 @@ def _squash(value: str) -> str:
 
 def split_fact_list(text: str, heading: str) -> tuple[str, list[Fact]]:
     """(body, facts) when `text` ends in a key-facts list under `heading` whose every line
-    is one rendered fact (in any language's words); (text, []) otherwise (a list with
-    prose in it stays as it is)."""
+    is one rendered fact (in any language's words) or facts in the words they were given
+    (`KeyFactLines`: the line is what its facts render as from the line itself); (text,
+    []) otherwise (a list with prose in it stays as it is)."""
     before, found, after = ("\n" + text).rpartition("\n" + heading + "\n")
     if not found:
         return text, []
@@ -144,10 +152,14 @@ def split_fact_list(text: str, heading: str) -> tuple[str, list[Fact]]:
     for line in after.splitlines():
         if not line.strip():
             continue
+        line = line.strip()
         extracted = extract_facts(line)
-        if len(extracted) != 1 or not _rendered(extracted[0], line.strip()):
+        if len(extracted) == 1 and _rendered(extracted[0], line):
+            facts.append(extracted[0])
+        elif in_words(line):
+            facts.extend(extracted)
+        else:
             return text, []
-        facts.append(extracted[0])
     return before[1:].rstrip(), facts
 
 
@@ -176,12 +188,19 @@ def reject_reason(
     return "too_short" if tokens < floor else None
 
 
+def _section_tokens(
+    facts: Sequence[Fact], heading: str, count_tokens: CountTokens, render: KeyFactLines
+) -> int:
+    """What the section may take, newlines and slack included."""
+    return _section_cost(facts, heading, count_tokens, render) + len(facts) + SECTION_SLACK
+
+
 def _section_cost(
-    facts: Sequence[Fact], heading: str, count_tokens: CountTokens, language: str
+    facts: Sequence[Fact], heading: str, count_tokens: CountTokens, render: KeyFactLines
 ) -> int:
     if not facts:
         return 0
-    lines = sum(count_tokens(render_fact(f, language)) + 1 for f in facts)
+    lines = sum(count_tokens(render(f)) + 1 for f in facts)
     return count_tokens(heading) + lines + 2
 
 
@@ -192,7 +211,7 @@ def _append_key_facts(
     cap: int,
     count_tokens: CountTokens,
     pinned: frozenset[Fact] = frozenset(),
-    language: str = "es",
+    render: KeyFactLines | None = None,
 ) -> tuple[str, list[Fact]]:
     if not missing:
         return body, []
@@ -203,14 +222,16 @@ def _append_key_facts(
     def line_cost(line: str) -> int:
         return count_tokens(line) + 1  # its newline
 
-    kept, dropped = cap_key_facts(missing, min(room, own_cap), line_cost, pinned, language)
+    render = render or KeyFactLines()
+    language = render.language
+    kept, dropped = cap_key_facts(missing, min(room, own_cap), line_cost, pinned, language, render)
     while kept:
-        text = "\n".join([prefix, *(render_fact(f, language) for f in kept)])
+        text = "\n".join([prefix, *render.lines(kept)])
         if count_tokens(text) <= cap:
             return text, [f for f in missing if f in dropped]
         # Token counts of the joined text can exceed the sum of the parts: shave one more.
-        current = sum(count_tokens(render_fact(f, language)) for f in kept)
-        kept, more = cap_key_facts(kept, current - 1, count_tokens, pinned, language)
+        current = sum(count_tokens(render(f)) for f in kept)
+        kept, more = cap_key_facts(kept, current - 1, count_tokens, pinned, language, render)
         dropped = [*dropped, *more]
     return body, list(missing)
 

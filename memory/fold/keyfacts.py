@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
+from typing import Protocol
 
 from memory.caches import FOLD_TEXTS
 from memory.facts import IDENTITY_KINDS, Fact, FactKind, facts_of
@@ -134,12 +135,28 @@ def salient(facts: Iterable[Fact], texts: Iterable[str]) -> list[Fact]:
     return [f for f in listed if not _routine(f, tied)]
 
 
+class LineRender(Protocol):
+    """Writes a fact's key-fact line, and can write lines without their context words
+    (`memory.fold.inwords.KeyFactLines`)."""
+
+    def __call__(self, fact: Fact) -> str: ...
+
+    def shed(
+        self,
+        facts: Sequence[Fact],
+        over: int,
+        count_tokens: Callable[[str], int],
+        pinned: frozenset[Fact] = frozenset(),
+    ) -> int: ...
+
+
 def cap_key_facts(
     facts: Sequence[Fact],
     budget_tokens: int,
     count_tokens: Callable[[str], int],
     pinned: frozenset[Fact] = frozenset(),
     language: str = "es",
+    render: LineRender | None = None,
 ) -> tuple[list[Fact], list[Fact]]:
     """Keep what fits in `budget_tokens` as key-fact lines; drop the least valuable first.
 
@@ -149,11 +166,31 @@ def cap_key_facts(
     given once and stay true, so the most recently
     introduced go first and the account number of message three survives; state values
     (dates, times, amounts, percentages) get updated, so the oldest go first. Both lists
-    keep the input order.
+    keep the input order. Lines `render` writes in the chat's words lose those words
+    (`KeyFactLines.shed`) before any fact goes: a fact outranks its context.
     """
-    costs = [count_tokens(render_fact(fact, language)) for fact in facts]
+
+    def line(fact: Fact) -> str:
+        return render(fact) if render is not None else render_fact(fact, language)
+
+    total = sum(count_tokens(line(fact)) for fact in facts)
+    if render is not None and total > budget_tokens:
+        render.shed(facts, total - budget_tokens, count_tokens, pinned)
+    costs = [count_tokens(line(fact)) for fact in facts]
     total = sum(costs)
     doomed: set[int] = set()
+    for index in expendable_order(facts, pinned):
+        if total <= budget_tokens:
+            break
+        doomed.add(index)
+        total -= costs[index]
+    kept = [f for i, f in enumerate(facts) if i not in doomed]
+    dropped = [f for i, f in enumerate(facts) if i in doomed]
+    return kept, dropped
+
+
+def expendable_order(facts: Sequence[Fact], pinned: frozenset[Fact] = frozenset()) -> list[int]:
+    """The indexes of `facts`, the first to go first (`cap_key_facts`)."""
 
     def expendable(i: int) -> tuple[int, int]:
         fact = facts[i]
@@ -163,14 +200,7 @@ def cap_key_facts(
         rank = PRIORITY.get(fact.kind, 0) - weak + PINNED_BONUS * (fact in pinned)
         return rank, (-i if fact.kind in IDENTITY_KINDS else i)
 
-    for index in sorted(range(len(facts)), key=expendable):
-        if total <= budget_tokens:
-            break
-        doomed.add(index)
-        total -= costs[index]
-    kept = [f for i, f in enumerate(facts) if i not in doomed]
-    dropped = [f for i, f in enumerate(facts) if i in doomed]
-    return kept, dropped
+    return sorted(range(len(facts)), key=expendable)
 
 
 # Labels that make a context-dependent value recognisable again on its own line, in the

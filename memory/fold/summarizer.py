@@ -16,7 +16,8 @@ from typing import Protocol, runtime_checkable
 
 from memory.blocks import neutralize
 from memory.facts import Fact, dedupe, extract_facts, missing_facts
-from memory.fold.guard import KEY_FACTS_HEADING, GuardResult, guard_summary
+from memory.fold.guard import GuardResult, guard_summary
+from memory.fold.inwords import ASSISTANT, KEY_FACTS_HEADING, USER
 from memory.fold.keyfacts import in_case, salient_facts
 from memory.tokens import Tokenizer
 from memory.types import Exchange
@@ -214,6 +215,7 @@ async def fold_text(
             count_tokens=tokenizer.count,
             source_tokens=source,
             pinned=pinned,
+            sources=[(t, who) for e in signal for t, who in spoken(e)],
         )
 
     request = FoldInput(previous, signal, language=language, max_tokens=cap_tokens)
@@ -240,6 +242,11 @@ async def fold_text(
         missing_after=result.missing_after,
         dropped=result.dropped,
     )
+
+
+def spoken(exchange: Exchange) -> tuple[tuple[str, str], tuple[str, str]]:
+    """An exchange's texts and who wrote each (`memory.fold.inwords`)."""
+    return (exchange.user_text, USER), (exchange.reply_text, ASSISTANT)
 
 
 def _drop_partial_tail(text: str) -> str:

@@ -105,8 +105,13 @@ async def test_fold_text_appends_still_missing_facts_verbatim() -> None:
     assert len(model.requests) == 2
     text: str = outcome.text
     assert text.startswith(short)
-    # Each line says what the value is when the text did ("Abrí la incidencia INC-2231").
-    assert "\n\nDatos clave:\n- pedido: #4821\n- incidencia: INC-2231\n- el 19 de julio" in text
+    # Each line gives the value in the words the chat gave it (a content word before it,
+    # three after, within its clause), the user's quoted as the user's ("incidencia
+    # INC-2231 para revisarlo" is the assistant's own).
+    assert (
+        "\n\nDatos clave:\n- Usuario dijo: «pedido #4821 llegó roto»\n- incidencia INC-2231"
+        " para revisarlo\n- 84,90 € antes del 19 de julio"
+    ) in text
     assert (
         missing_facts(
             extract_facts(" ".join(e.user_text + " " + e.reply_text for e in EXCHANGES)), text
@@ -127,6 +132,7 @@ async def test_previous_summary_facts_are_required_too() -> None:
         "<must_keep>\n- ana@example.com\n- CT-7781\n</must_keep>"
         in model.requests[1].messages[0].content
     )
+    # A model's prose is no one's words: the facts are written as `render_fact` does.
     assert text.endswith("Datos clave:\n- Cliente: ana@example.com\n- contrato: CT-7781")
 
 
@@ -181,7 +187,8 @@ async def test_retry_error_falls_back_to_first_draft() -> None:
     model = scripted("El pedido #4821 llegó roto y se abrió la incidencia INC-2231.", Overloaded())
     outcome = await fold(model)
     assert outcome.ok
-    assert outcome.text.endswith("Datos clave:\n- 84,90 €\n- el 19 de julio")
+    # Two facts of one clause share its line.
+    assert outcome.text.endswith("Datos clave:\n- devolvemos 84,90 € antes del 19 de julio")
     assert outcome.calls == 1
 
 
