@@ -102,9 +102,10 @@ class KeyFactLines:
 
     def lines(self, facts: Iterable[Fact]) -> list[str]:
         """The facts' lines in order; facts whose words overlap in one source share one
-        line ("Rafael puede el martes 19 a las 8:30 o el jueves 21"), and a fact an
-        earlier line already gives has none of its own. Remembered per list of facts
-        until `shed` changes a line (a fold composes the same section several times)."""
+        line ("Rafael puede el martes 19 a las 8:30 o el jueves 21"), and a fact whose
+        value an earlier line already gives (as any kind) has none of its own.
+        Remembered per list of facts until `shed` changes a line (a fold composes the
+        same section several times)."""
         listed = tuple(facts)
         if listed not in self._composed:
             self._composed[listed] = self._compose(listed)
@@ -113,9 +114,9 @@ class KeyFactLines:
     def _compose(self, facts: Sequence[Fact]) -> tuple[str, ...]:
         out: list[str] = []
         spans: list[Span | None] = []
-        given: set[Fact] = set()  # the facts the lines so far give
+        given: set[str] = set()  # the values of the facts the lines so far give
         for fact in facts:
-            if fact in given:
+            if fact.value in given:
                 continue
             span = self._span(fact)
             near = None
@@ -127,14 +128,14 @@ class KeyFactLines:
                 assert span is not None
                 merged = (span[0], min(held[1], span[1]), max(held[2], span[2]), span[3])
                 spans[near], out[near] = merged, self._line(merged)
-                given.update(facts_of(out[near]))
+                given.update(f.value for f in facts_of(out[near]))
                 continue
             line = self(fact)
-            given.add(fact)
+            given.add(fact.value)
             if line not in out:
                 out.append(line)
                 spans.append(span)
-                given.update(facts_of(line))
+                given.update(f.value for f in facts_of(line))
         return tuple(out)
 
     def shed(

@@ -144,3 +144,14 @@ def test_the_offline_summary_keeps_its_words_fold_after_fold() -> None:
     exchanges = [Exchange(1, 1, "gracias por la ayuda de ayer", "De nada.")]
     text = ExtractiveSummarizer().summary(FoldInput(previous, exchanges, language="es"))
     assert text.split("Datos clave:")[1] == previous.split("Datos clave:")[1]
+
+
+def test_a_value_given_once_gets_one_line() -> None:
+    """A tracking number the user gave and the assistant repeated (read as another kind)
+    is one line, the first that gives it."""
+    user = "the tracking is 15503882144702, sent yesterday"
+    reply = "I added 15503882144702 to the ticket."
+    facts = [*extract_facts(user), *extract_facts(reply)]
+    assert {f.kind for f in facts if f.value == "15503882144702"} == {"tracking", "number"}
+    lines = KeyFactLines([(user, USER), (reply, ASSISTANT)], "en").lines(facts)
+    assert sum("15503882144702" in line for line in lines) == 1
