@@ -210,8 +210,8 @@ def _append_key_facts(
     heading: str,
     cap: int,
     count_tokens: CountTokens,
-    pinned: frozenset[Fact] = frozenset(),
-    render: KeyFactLines | None = None,
+    pinned: frozenset[Fact],
+    render: KeyFactLines,
 ) -> tuple[str, list[Fact]]:
     if not missing:
         return body, []
@@ -222,7 +222,6 @@ def _append_key_facts(
     def line_cost(line: str) -> int:
         return count_tokens(line) + 1  # its newline
 
-    render = render or KeyFactLines()
     language = render.language
     kept, dropped = cap_key_facts(missing, min(room, own_cap), line_cost, pinned, language, render)
     while kept:
