@@ -97,6 +97,7 @@ class MemoryEngine:
             undo_within_s=config.undo_seconds,
             clock=clock,
             carry=config.reset_carry,
+            language=config.language,
         )
         self.observers = tuple(observers)  # replay reports, benchmarks
         # Provider-reported usage corrects our counts upward only: budgets stay conservative.

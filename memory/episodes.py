@@ -47,8 +47,10 @@ class Episodes:
         undo_within_s: float = 3600.0,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         carry: str = "identity",
+        language: str = "es",
     ) -> None:
         self.store = store
+        self.language = language  # the chat's: how the closed case's facts are worded
         self.carry = carry  # what an automatic reset carries over: "identity" or "none"
         self.folds = folds
         self.undo_within_s = undo_within_s
@@ -86,7 +88,7 @@ class Episodes:
         none with `carry="none"`) and keep of its case (reads only)."""
         exchanges = await self.store.signal_exchanges(state.episode.id, 0)
         identity = carried(exchanges, state.episode.carry_over) if self.carry == "identity" else ()
-        case = previous_case(state.episode.id, exchanges, state.last_reply)
+        case = previous_case(state.episode.id, exchanges, state.last_reply, self.language)
         earlier = state.episode.previous
         if earlier is not None and chains(state):
             case = chained(case, earlier)

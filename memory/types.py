@@ -87,6 +87,9 @@ class PreviousCase:
     facts: tuple[tuple[str, str], ...] = ()  # (kind, value): every kind the fact guard knows
     terms: tuple[str, ...] = ()  # recall terms (`memory.recall.terms`) the case is about
     question: str = ""  # the bot's last reply of it, when that reply ended asking
+    # Each fact in the words the chat gave it ("- User said: “at 09:40 PST”"), aligned
+    # with `facts`; "" where the chat gave no words that read it back.
+    words: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

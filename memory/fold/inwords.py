@@ -100,6 +100,14 @@ class KeyFactLines:
         span = self._span(fact)
         return render_fact(fact, self.language) if span is None else self._line(span)
 
+    def worded(self, fact: Fact) -> str | None:
+        """The fact's line in the words a source gave it; None when none did, or when
+        they are the value alone (a label says more: "- IP: 192.168.1.1")."""
+        span = self._span(fact)
+        if span is None or self.sources[span[0]][0][span[1] : span[2]] == fact.value:
+            return None
+        return self._line(span)
+
     def lines(self, facts: Iterable[Fact]) -> list[str]:
         """The facts' lines in order; facts whose words overlap in one source share one
         line ("Rafael puede el martes 19 a las 8:30 o el jueves 21"), and a fact whose

@@ -16,8 +16,10 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from memory.blocks import CASE_TAG, render_block
+from memory.facts import facts_of
+from memory.fold.inwords import QUOTED
 from memory.recall.terms import terms
-from memory.soft_reset.case import mentioned
+from memory.soft_reset.case import aligned_words, mentioned
 from memory.types import Exchange, PreviousCase
 
 SOFT_MESSAGES = 3  # messages after the reset that carry the previous case whatever they say
@@ -107,14 +109,66 @@ def shared_terms(
 def case_block(
     previous: PreviousCase, language: str, count: Callable[[str], int], cap: int
 ) -> str:
-    """The labelled block of the previous case's facts, within `cap` tokens (the least
-    valuable facts, last in `previous.facts`, left out first); "" when none fits."""
+    """The labelled block of the previous case's facts within `cap` tokens, each in the
+    words the chat gave it (`PreviousCase.words`) or as "- kind: value". Over the cap,
+    the least valuable facts (last in `previous.facts`) lose their words first, then
+    are left out; "" when none fits."""
     label = _LABELS.get(language[:2], _LABELS["en"])
-    words = _KIND_WORDS.get(language[:2], _KIND_WORDS["en"])
-    lines = [f"- {words.get(kind, kind)}: {value}" for kind, value in previous.facts]
+
+    def block(lines: Sequence[str]) -> str:
+        return render_block(CASE_TAG, {}, label, "\n".join(lines))
+
+    worded = len(previous.facts)
+    if count(block(_lines(previous, language, worded))) > cap:
+        fits, worded = 0, worded - 1  # the most facts that keep their words and fit
+        while fits < worded:
+            middle = (fits + worded + 1) // 2
+            if count(block(_lines(previous, language, middle))) <= cap:
+                fits = middle
+            else:
+                worded = middle - 1
+    lines = _lines(previous, language, worded)
     while lines:
-        block = render_block(CASE_TAG, {}, label, "\n".join(lines))
-        if count(block) <= cap:
-            return block
+        text = block(lines)
+        if count(text) <= cap:
+            return text
         lines.pop()
     return ""
+
+
+def _lines(previous: PreviousCase, language: str, worded: int) -> list[str]:
+    """The block's lines: the first `worded` facts in their words where the chat gave
+    some, the rest bare; a fact whose value an earlier line already gives has none."""
+    kinds = _KIND_WORDS.get(language[:2], _KIND_WORDS["en"])
+    words = aligned_words(previous)
+    out: list[str] = []
+    given: set[str] = set()
+    for n, (kind, value) in enumerate(previous.facts):
+        if value in given:
+            continue
+        said = words[n] if n < worded else ""
+        line = said or f"- {kinds.get(kind, kind)}: {value}"
+        given.add(value)
+        if said:
+            given.update(f.value for f in facts_of(said))
+        _place(out, line)
+    return out
+
+
+def _place(out: list[str], line: str) -> None:
+    """`line` added to `out`, unless a line there says all of it; one there whose words
+    it says whole gives way to it ("PST desde Seattle" to "sale a las 09:40 PST desde
+    Seattle": two facts of one clause)."""
+    body = _body(line)
+    for n, held in enumerate(out):
+        if body in _body(held):
+            return
+        if _body(held) in body:
+            out[n] = line
+            return
+    out.append(line)
+
+
+def _body(line: str) -> str:
+    quoted = QUOTED.fullmatch(line)
+    return quoted["body"] if quoted else line[2:]

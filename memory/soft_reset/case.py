@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from memory.facts import Fact, dedupe, extract_facts, missing_facts
+from memory.fold.inwords import ASSISTANT, USER, KeyFactLines
 from memory.fold.keyfacts import PRIORITY
 from memory.recall.terms import hard_terms, terms
 from memory.types import Exchange, PreviousCase
@@ -27,14 +28,20 @@ _DIGIT_RUN = re.compile(r"\d{3,}")
 
 
 def previous_case(
-    episode_id: int, exchanges: Sequence[Exchange], last_reply: str | None
+    episode_id: int,
+    exchanges: Sequence[Exchange],
+    last_reply: str | None,
+    language: str = "es",
 ) -> PreviousCase:
-    """The case of the episode `episode_id` (its signal exchanges, oldest first)."""
+    """The case of the episode `episode_id` (its signal exchanges, oldest first), its
+    facts in the words the chat gave them written for a chat in `language`."""
+    facts = case_facts(exchanges)
     return PreviousCase(
         episode_id,
-        case_facts(exchanges),
+        facts,
         case_terms(exchanges),
         last_question(last_reply or (exchanges[-1].reply_text if exchanges else "")),
+        case_words(facts, exchanges, language),
     )
 
 
@@ -45,10 +52,23 @@ def chained(case: PreviousCase, earlier: PreviousCase) -> PreviousCase:
     chain of wrong resets is undone one step at a time, and no fact of the case the
     user is still on is lost to the second one."""
     seen = {value for _, value in case.facts}
-    facts = (*case.facts, *(f for f in earlier.facts if f[1] not in seen))
+    older = [n for n, (_, value) in enumerate(earlier.facts) if value not in seen]
+    facts = (*case.facts, *(earlier.facts[n] for n in older))
+    words = (*aligned_words(case), *(aligned_words(earlier)[n] for n in older))
     said = set(case.terms)
-    words = (*case.terms, *(t for t in earlier.terms if t not in said))
-    return PreviousCase(case.episode_id, facts[:MAX_FACTS], words[:MAX_TERMS], case.question)
+    kept = (*case.terms, *(t for t in earlier.terms if t not in said))
+    return PreviousCase(
+        case.episode_id,
+        facts[:MAX_FACTS],
+        kept[:MAX_TERMS],
+        case.question,
+        words[:MAX_FACTS] if any(words) else (),
+    )
+
+
+def aligned_words(case: PreviousCase) -> tuple[str, ...]:
+    """`case.words`, one for each fact ("" where none: a case kept before words were)."""
+    return (*case.words, *("",) * (len(case.facts) - len(case.words)))[: len(case.facts)]
 
 
 def case_facts(exchanges: Sequence[Exchange]) -> tuple[tuple[str, str], ...]:
@@ -62,6 +82,21 @@ def case_facts(exchanges: Sequence[Exchange]) -> tuple[tuple[str, str], ...]:
     latest_first = dedupe(found)
     ranked = sorted(enumerate(latest_first), key=lambda p: (-PRIORITY.get(p[1].kind, 0), p[0]))
     return tuple((f.kind, f.value) for _, f in ranked[:MAX_FACTS])
+
+
+def case_words(
+    facts: Sequence[tuple[str, str]], exchanges: Sequence[Exchange], language: str
+) -> tuple[str, ...]:
+    """Each fact in the words the chat gave it, latest first, as the key-facts section
+    writes them (`KeyFactLines`: the user's quoted and labelled, the bot's as they are);
+    "" for a fact no exchange gives in words that read it back."""
+    sources = [
+        (text, who)
+        for ex in reversed(exchanges)
+        for text, who in ((ex.user_text, USER), (ex.reply_text, ASSISTANT))
+    ]
+    lines = KeyFactLines(sources, language)
+    return tuple(lines.worded(Fact(kind, value)) or "" for kind, value in facts)
 
 
 def case_terms(exchanges: Sequence[Exchange]) -> tuple[str, ...]:

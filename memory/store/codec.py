@@ -15,6 +15,7 @@ def encode(case: PreviousCase | None) -> str | None:
         "facts": [list(pair) for pair in case.facts],
         "terms": list(case.terms),
         "question": case.question,
+        "words": list(case.words),
     }
     return json.dumps(data, ensure_ascii=False)
 
@@ -28,4 +29,5 @@ def decode(raw: str | None) -> PreviousCase | None:
         tuple((str(k), str(v)) for k, v in data.get("facts", ())),
         tuple(str(t) for t in data.get("terms", ())),
         str(data.get("question", "")),
+        tuple(str(w) for w in data.get("words", ())),  # none in a case kept before words
     )

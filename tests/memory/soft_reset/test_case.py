@@ -63,5 +63,22 @@ def test_the_codec_round_trips() -> None:
     """What a store writes comes back the same; nothing stored is None."""
     case = PreviousCase(7, (("id", "#1"), ("ip", "10.0.0.5")), ("router", "1"), "¿Y?")
     assert codec.decode(codec.encode(case)) == case
+    worded = PreviousCase(7, case.facts, case.terms, "", ("- Usuario dijo: «ticket #1»", ""))
+    assert codec.decode(codec.encode(worded)) == worded
     assert codec.encode(None) is None
     assert codec.decode(None) is None
+
+
+def test_a_case_kept_before_words_reads_with_none() -> None:
+    """A row written by an earlier release (no "words") decodes, its facts bare."""
+    old = '{"episode": 3, "facts": [["id", "#1"]], "terms": ["router"], "question": ""}'
+    assert codec.decode(old) == PreviousCase(3, (("id", "#1"),), ("router",), "", ())
+
+
+def test_each_fact_keeps_the_words_it_was_given_in_the_chat_language() -> None:
+    """The user's words quoted under the language's label, aligned with the facts."""
+    case = previous_case(1, OLD, OLD[-1].reply_text, "en")
+    assert len(case.words) == len(case.facts)
+    words = dict(zip((value for _, value in case.facts), case.words, strict=True))
+    assert words["#4821"] == "- User said: “Ticket #4821”"
+    assert previous_case(1, OLD, OLD[-1].reply_text).words[0].startswith("- Usuario dijo: «")

@@ -33,6 +33,8 @@ def test_the_chain_keeps_the_young_case_first_and_its_episode() -> None:
     assert both == PreviousCase(
         7, (("ip", "10.0.0.7"), ("id", "4471")), ("router", "pedid"), "¿Reinició el router?"
     )
+    worded = chained(young, PreviousCase(3, earlier.facts, (), "", ("- pedido 4471", "")))
+    assert worded.words == ("", "- pedido 4471")  # each fact's words stay its own
     many = PreviousCase(1, tuple(("id", f"#{n}") for n in range(40)), tuple(map(str, range(99))))
     capped = chained(young, many)
     assert len(capped.facts) == MAX_FACTS
