@@ -72,6 +72,7 @@ _CLAUSE_END = re.compile(
     r"[,;.!?…](?=\s|$|[»”\"')\]])|[()\[\]{}\"“”«»‹›‘’\n]|(?<!\w)'|'(?!\w)|(?m:^[ \t]*-[ \t])"
 )
 _TOKEN = re.compile(r"\S+")
+_COMMA_GAP = re.compile(r"[ \t]*,[ \t]*")
 
 
 Span = tuple[int, int, int, str]  # (source, begin, end, who)
@@ -109,8 +110,9 @@ class KeyFactLines:
         return self._line(span)
 
     def lines(self, facts: Iterable[Fact]) -> list[str]:
-        """The facts' lines in order; facts whose words overlap in one source share one
-        line ("Rafael puede el martes 19 a las 8:30 o el jueves 21"), and a fact whose
+        """The facts' lines in order; facts whose words overlap in one source, or have a
+        comma alone between them, share one line ("Rafael puede el martes 19 a las 8:30
+        o el jueves 21", "Av. Corrientes 3450, C1193AAQ CABA"), and a fact whose
         value an earlier line already gives (as any kind) has none of its own.
         Remembered per list of facts until `shed` changes a line (a fold composes the
         same section several times)."""
@@ -129,7 +131,7 @@ class KeyFactLines:
             span = self._span(fact)
             near = None
             if span is not None:
-                near = next((i for i, s in enumerate(spans) if _overlap(s, span)), None)
+                near = next((i for i, s in enumerate(spans) if self._joins(s, span)), None)
             if near is not None:
                 held = spans[near]
                 assert held is not None
@@ -168,6 +170,18 @@ class KeyFactLines:
             self._composed.clear()
             saved += max(0, before - count_tokens(self(fact)))
         return saved
+
+    def _joins(self, a: Span | None, b: Span) -> bool:
+        """Whether spans `a` and `b` make one line: they overlap in one source, or a
+        comma alone separates them (an address and its postcode, a list of references).
+        """
+        if a is None or a[0] != b[0]:
+            return False
+        if a[1] < b[2] and b[1] < a[2]:
+            return True
+        text = self.sources[a[0]][0]
+        gap = text[a[2] : b[1]] if a[2] <= b[1] else text[b[2] : a[1]]
+        return _COMMA_GAP.fullmatch(gap) is not None
 
     def _line(self, span: Span) -> str:
         source, begin, end, who = span
@@ -243,10 +257,6 @@ def _summary_line(text: str, position: int, section: int) -> tuple[str, tuple[in
     if not (listed and text.startswith("- ", start)):
         return "", None
     return ASSISTANT, (start + 2, len(text[:stop].rstrip()))
-
-
-def _overlap(a: Span | None, b: Span) -> bool:
-    return a is not None and a[0] == b[0] and a[1] < b[2] and b[1] < a[2]
 
 
 def _around(text: str, start: int, end: int) -> tuple[int, int]:

@@ -34,10 +34,9 @@ def test_a_fact_comes_with_the_content_words_around_it_within_its_clause() -> No
     assert lines_of(MESSAGES[0]) == ["- Usuario dijo: «baja unos 2 cm al dia»"]
     assert lines_of(MESSAGES[1], ASSISTANT) == ["- teléfono es el +34 612 345 678"]
     assert lines_of(MESSAGES[2], USER, "en") == [
-        "- User said: “error 0x800f0922 when updating”",
-        "- User said: “it's a Dell XPS 13 9310”",
+        "- User said: “error 0x800f0922 when updating, it's a Dell XPS 13 9310”",
         "- User said: “tag 7HX2KQ3”",
-    ]
+    ]  # two lines whose words a comma alone separates are one
 
 
 def test_facts_of_one_clause_share_a_line() -> None:
@@ -155,3 +154,13 @@ def test_a_value_given_once_gets_one_line() -> None:
     assert {f.kind for f in facts if f.value == "15503882144702"} == {"tracking", "number"}
     lines = KeyFactLines([(user, USER), (reply, ASSISTANT)], "en").lines(facts)
     assert sum("15503882144702" in line for line in lines) == 1
+
+
+def test_facts_a_comma_alone_separates_share_a_line() -> None:
+    """An address and its postcode, a list of references: facts with nothing but a comma
+    between their words are one line, so "Av. Corrientes 3450, C1193AAQ CABA" reads whole;
+    facts with other words between keep lines of their own."""
+    message = "destino Av. Corrientes 3450, C1193AAQ CABA, y lleva 20 dias"
+    assert lines_of(message) == ["- Usuario dijo: «destino Av. Corrientes 3450, C1193AAQ CABA»"]
+    apart = "it's a Dell XPS 13 9310, service tag 7HX2KQ3"
+    assert len(lines_of(apart, USER, "en")) == 2
