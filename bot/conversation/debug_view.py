@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from memory.blocks import CASE_TAG
 from memory.engine import Prepared
 from memory.policy import Assembly, TooLarge
 from memory.types import Exchange, SummaryVersion, TopicDecision
@@ -220,12 +221,15 @@ def _carry_over(
 
 
 def _previous_case(prepared: Prepared, words: dict[str, str]) -> list[str]:
-    """The closed case's facts riding in this request (`memory.soft_reset`), and why."""
-    case = prepared.state.episode.previous
-    if case is None or prepared.soft is None or "<previous_case>" not in _system(prepared):
+    """The closed case's facts riding in this request (`memory.soft_reset`), and why: the
+    block's lines as sent (in the chat's words, or bare where the cap made them so)."""
+    case, system = prepared.state.episode.previous, _system(prepared)
+    start = system.find(f"<{CASE_TAG}>")
+    if case is None or prepared.soft is None or start < 0:
         return _section(words["no_case"])
     head = words["case_head"].format(episode=case.episode_id, n=len(case.facts), why=prepared.soft)
-    return _section(head) + [f"{kind}: {value}" for kind, value in case.facts]
+    block = system[start : system.index(f"</{CASE_TAG}>", start)]
+    return _section(head) + [line[2:] for line in block.splitlines() if line.startswith("- ")]
 
 
 def _system(prepared: Prepared) -> str:

@@ -111,7 +111,7 @@ async def test_a_real_switch_stands_and_the_old_facts_leave_the_request(tmp_path
 
 async def test_inspect_and_the_debug_view_show_a_reverted_reset(tmp_path: Path) -> None:
     """After a revert, `inspect` lists it with its reason; a dry run that would revert
-    says so in the debug view."""
+    says so in the debug view, which shows the previous case's lines as they are sent."""
     store = await SQLiteStore.open(tmp_path / "v.db")
     try:
         engine = carry.engine_for(store)
@@ -123,6 +123,8 @@ async def test_inspect_and_the_debug_view_show_a_reverted_reset(tmp_path: Path) 
         assert len(await store.episodes(carry.KEY)) == 2  # a dry run reverts nothing
         case_view = render_debug(await engine.prepare(carry.KEY, "Hola", dry_run=True), "en")
         assert "previous case (episode" in case_view
+        # the block's lines as sent: each fact in the words the chat gave it
+        assert "\nUsuario dijo: «pedido 4471 llegó con la pantalla rota»\n" in case_view
         await carry.turn(engine, "¿Y el pedido 4471?")
         settings = make_settings(tmp_path, window_exchanges=2)
         data = await collect(store, engine, carry.KEY, settings)
