@@ -17,6 +17,7 @@ Pure and cached per text: a turn costs one lookup per word of the new message.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -45,7 +46,10 @@ class OpeningModel:
     bias: float
 
     def logit(self, text: str) -> float:
-        return self.bias + sum(self.weights.get(t, 0.0) for t in opening_terms(text))
+        """The bias and each term's weight, summed exactly (`math.fsum`): the terms are a
+        set, and a plain sum's last bits followed its order, which the hash seed changes
+        from process to process; a boosted head's splits must see the same value."""
+        return self.bias + math.fsum(self.weights.get(t, 0.0) for t in opening_terms(text))
 
 
 def parse_opening(raw: dict[str, object]) -> OpeningModel:

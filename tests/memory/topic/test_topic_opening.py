@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from bench.topic_model.opening import as_json, fit_opening
 from memory.topic.context import TopicContext
 from memory.topic.features import FEATURES, extract
@@ -71,3 +73,16 @@ def test_the_feature_is_a_column_and_takes_another_model() -> None:
     assert extract(ctx, other).values[at] == 2.5
     named = extract(ctx, other).named()
     assert named["opening_novel"] == 2.5 * named["novelty"]
+
+
+def test_the_logit_does_not_depend_on_the_order_of_the_terms(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The terms are a set, iterated in an order the hash seed picks per process: the sum
+    is exact, so every process reads the same value (a boosted head splits on it)."""
+    import memory.topic.opening as opening
+
+    model = OpeningModel("t", {"a": 1e16, "b": 1.0, "c": -1e16}, 0.0)
+    for order in (("a", "b", "c"), ("a", "c", "b"), ("b", "c", "a")):
+        monkeypatch.setattr(opening, "opening_terms", lambda _text, o=order: o)
+        assert model.logit("any text") == 1.0
