@@ -204,9 +204,10 @@ def main(argv: Sequence[str] | None = None) -> list[Target]:
         print(_line(name, results[name]) + cost)
     print(_line("always-shift", baseline))
     print(
-        "  learned: logistic regression (memory/topic/models), thresholds chosen by CV on "
-        "TIAGE train + support sessions (bench.topic_model.data); rules: the baseline arm. chat: "
-        "the best-F1 threshold; support: the product default, precision first."
+        "  learned (memory/topic/models): chat gradient-boosted trees, support a logistic "
+        "regression; thresholds chosen by CV on TIAGE train + support sessions "
+        "(bench.topic_model.data); rules: the baseline arm. chat: the best-F1 threshold; "
+        "support: the product default, precision first."
     )
     if args.split != "dev":
         return []

@@ -2,8 +2,10 @@
 
     python -m bench.topic_model.candidates [--folds 5] [--limit N]
 
-The shipped model is a logistic regression over `memory.topic.features`. Two candidates
-the issue named are measured beside it, on the same rows and the same folds:
+The shipped support head is a logistic regression over `memory.topic.features` (the chat
+head is gradient-boosted since session 31: `bench.topic_model.train` scores both kinds
+with the product's replay). Two candidates the issue named are measured beside the
+regression, on the same rows and the same folds:
 
 - `lr + embedding`: the same regression with four more features, cosines from a static
   sentence embedding (mean of WordLlama `l2_supercat_256` token vectors, the package

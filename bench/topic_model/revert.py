@@ -51,7 +51,7 @@ from memory.soft_reset import revert as rules
 from memory.soft_reset.case import mentioned, previous_case
 from memory.text.fold import fold
 from memory.topic.learned import detect_learned
-from memory.topic.model import TopicModel, load_model
+from memory.topic.model import Head, load_model
 
 FEATURES = (
     "old_facts", "old_ids", "own_facts", "new_hard", "old_terms", "new_terms", "terms",
@@ -193,7 +193,7 @@ def heldout(
     return out
 
 
-def _shipped(model: TopicModel) -> topics.Detector:
+def _shipped(model: Head) -> topics.Detector:
     return lambda ctx: detect_learned(ctx, "support", model)
 
 

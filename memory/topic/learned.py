@@ -17,7 +17,7 @@ from typing import Literal
 from memory.topic.context import TopicContext, base_signals, precheck
 from memory.topic.features import FEATURES, Extracted, extract
 from memory.topic.heuristic import reading_signals
-from memory.topic.model import TopicModel, load_model, sigmoid
+from memory.topic.model import Head, load_model, sigmoid
 from memory.topic.opening import OpeningModel
 from memory.topic.text import term_set
 from memory.types import TopicDecision
@@ -52,7 +52,7 @@ _REASONS = {
 def detect_learned(
     ctx: TopicContext,
     profile: Profile = "support",
-    model: TopicModel | None = None,
+    model: Head | None = None,
     opening: OpeningModel | None = None,
 ) -> TopicDecision:
     """Continue or reset from the learned model's probability of a new subject."""
@@ -93,7 +93,7 @@ def greeted_only(ctx: TopicContext) -> bool:
     return term_set(window[0].user_text) <= _TIME_OF_DAY
 
 
-def reason_of(contributions: dict[str, float], model: TopicModel, values: Sequence[float]) -> str:
+def reason_of(contributions: dict[str, float], model: Head, values: Sequence[float]) -> str:
     """The reason of the named feature pushing hardest towards a reset (a closed case, a
     change of intent, a return after a silence) by being there: above its training mean,
     with a weight towards a reset. A feature that pushes only by its absence (no change
@@ -106,7 +106,7 @@ def reason_of(contributions: dict[str, float], model: TopicModel, values: Sequen
     return _REASONS[max(named)[1]] if named else "new_subject"
 
 
-def _threshold(model: TopicModel, row: Extracted) -> float:
+def _threshold(model: Head, row: Extracted) -> float:
     threshold = model.threshold
     values = row.values
     explicit = values[_NEW_REQUEST] or values[_OTHER_FAMILY]

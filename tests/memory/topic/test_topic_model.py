@@ -1,4 +1,5 @@
-"""The learned topic model: its shipped file, its arithmetic, its decisions, its trainer."""
+"""The learned topic model: its shipped file, its arithmetic (the regression's and the
+boosted trees'), its decisions, its trainer."""
 
 from __future__ import annotations
 
@@ -15,11 +16,13 @@ from memory.topic.decide import TopicContext, detect_heuristic, detect_learned
 from memory.topic.features import FEATURES, extract
 from memory.topic.model import (
     MODEL_FILE,
+    BoostedModel,
     ModelFileError,
     TopicModel,
     load_model,
     load_models,
     parse_model,
+    sigmoid,
 )
 from memory.types import Exchange
 
@@ -43,12 +46,18 @@ def test_shipped_model_loads_and_matches_the_features() -> None:
     assert set(heads) == {"support", "chat"}
     for model in heads.values():
         assert model.features == FEATURES
-        assert len(model.weights) == len(model.means) == len(model.scales) == len(FEATURES)
+        assert len(model.means) == len(FEATURES)
         assert 0 < model.threshold < 1
+    support = heads["support"]
+    assert isinstance(support, TopicModel)
+    assert len(support.weights) == len(support.scales) == len(FEATURES)
     raw = _raw()
-    assert raw["version"] == heads["support"].version
+    assert raw["version"] == support.version
     assert {"training_data", "cv", "trained", "profiles"} <= set(raw)
-    assert len(json.dumps(raw)) < 8_000  # a few KB
+    profiles = raw["profiles"]
+    assert isinstance(profiles, dict)
+    assert len(json.dumps(profiles["support"])) < 8_000  # a few KB
+    assert len(json.dumps(raw)) < 40_000  # the chat head's trees too
 
 
 def test_a_model_for_other_features_is_refused_with_the_names() -> None:
@@ -174,6 +183,20 @@ def test_trainer_on_a_tiny_slice_writes_a_loadable_model(tmp_path: Path) -> None
     heads = parse_model(json.loads(out.read_text(encoding="utf-8")))
     assert set(heads) == {"support", "chat"}
     assert all(h.features == FEATURES for h in heads.values())
+    assert isinstance(heads["chat"], BoostedModel)
+    assert isinstance(heads["support"], TopicModel)
+    # `--only chat` refits the chat head and keeps the file's support head as it was, even
+    # one written before heads named their kind
+    raw = json.loads(out.read_text(encoding="utf-8"))
+    del raw["profiles"]["support"]["kind"]
+    out.write_text(json.dumps(raw), encoding="utf-8")
+    topic_train.main([*argv, "--only", "chat", "--chat", "logistic"])
+    again = json.loads(out.read_text(encoding="utf-8"))
+    assert again["profiles"]["support"] == raw["profiles"]["support"]
+    assert again["heldout"] == raw["heldout"]
+    reread = parse_model(again)
+    assert isinstance(reread["chat"], TopicModel)
+    assert reread["support"] == heads["support"]
 
 
 def test_the_support_threshold_is_held_to_a_precision_of_099() -> None:
@@ -193,3 +216,92 @@ def test_the_support_threshold_is_held_to_a_precision_of_099() -> None:
     cv = {t: (Counts(), counts(t)) for t in topic_train.THRESHOLDS}
     assert topic_train.SUPPORT_PRECISION == 0.99
     assert topic_train.pick_thresholds(cv)["support"] == 0.5
+
+
+# x0 <= 0.5 ? (x1 <= 2 ? -1.0 : 0.5) : 1.5, and a stump on x1 (root values: the mean output)
+TREE_A = ((0, 0.5, 1, 4, 0.2), (1, 2.0, 2, 3, -0.4), (-1, 0.0, 0, 0, -1.0),
+          (-1, 0.0, 0, 0, 0.5), (-1, 0.0, 0, 0, 1.5))  # fmt: skip
+TREE_B = ((1, 1.0, 1, 2, 0.0), (-1, 0.0, 0, 0, -0.3), (-1, 0.0, 0, 0, 0.3))
+
+
+def _model(threshold: float = 0.5) -> BoostedModel:
+    return BoostedModel("t", ("a", "b"), (0.4, 1.5), (TREE_A, TREE_B), -0.25, threshold)
+
+
+def test_the_logit_is_the_base_plus_each_trees_leaf() -> None:
+    """A row goes left at or under a split's threshold; the logit adds one leaf a tree."""
+    model = _model()
+    assert model.logit((0.5, 3.0)) == pytest.approx(-0.25 + 0.5 + 0.3)
+    assert model.logit((0.9, 0.0)) == pytest.approx(-0.25 + 1.5 - 0.3)
+    assert model.probability((0.1, 1.0)) == pytest.approx(sigmoid(-0.25 - 1.0 - 0.3))
+
+
+def test_contributions_split_the_logit_between_the_features_on_the_path() -> None:
+    """Each split's change of value goes to its feature: bias plus the parts is the logit,
+    and a feature no split on the path reads gets nothing."""
+    model = _model()
+    for row in ((0.5, 3.0), (0.9, 0.0), (0.1, 1.0)):
+        parts = model.contributions(row)
+        assert model.bias + sum(parts.values()) == pytest.approx(model.logit(row))
+    right = model.contributions((0.9, 0.0))
+    assert right["a"] == pytest.approx(1.5 - 0.2)  # the root's split sent it right
+    assert right["b"] == pytest.approx(-0.3)  # only tree B read b on this path
+
+
+def test_a_boosted_head_is_read_from_the_model_file_and_checked() -> None:
+    """The file's `gradient_boosting` head loads; a tree pointing outside itself, back up
+    itself (its walk would never end) or at a feature the file does not name is refused."""
+
+    def doc(trees: object) -> dict[str, object]:
+        head = {"kind": "gradient_boosting", "means": [0.4, 1.5], "base": -0.25,
+                "trees": trees, "threshold": 0.5}  # fmt: skip
+        return {"version": "t", "features": ["a", "b"], "profiles": {"chat": head}}
+
+    loaded = parse_model(doc([list(map(list, TREE_A)), list(map(list, TREE_B))]), ("a", "b"))
+    assert loaded["chat"].logit((0.5, 3.0)) == pytest.approx(_model().logit((0.5, 3.0)))
+    with pytest.raises(ModelFileError, match="do not match"):
+        parse_model(doc([[[0, 0.5, 1, 9, 0.0], [-1, 0, 0, 0, 1.0]]]), ("a", "b"))
+    with pytest.raises(ModelFileError, match="do not match"):
+        parse_model(doc([[[5, 0.5, 1, 2, 0.0], [-1, 0, 0, 0, 1.0], [-1, 0, 0, 0, 1.0]]]),
+                    ("a", "b"))  # fmt: skip
+    with pytest.raises(ModelFileError, match="do not match"):  # a loop: node 1 → node 1
+        parse_model(doc([[[0, 0.5, 1, 2, 0.0], [1, 0.5, 1, 2, 0.0], [-1, 0, 0, 0, 1.0]]]),
+                    ("a", "b"))  # fmt: skip
+    with pytest.raises(ModelFileError, match="malformed"):
+        parse_model({**doc([]), "profiles": {"chat": {"kind": "forest"}}}, ("a", "b"))
+
+
+def test_scikit_learns_trees_score_the_same_in_the_product() -> None:
+    """The trainer keeps a fitted model's trees only: the product's pure-Python reading
+    gives scikit-learn's own probabilities, row for row."""
+    np = pytest.importorskip("numpy")
+    ensemble = pytest.importorskip("sklearn.ensemble")
+    from bench.topic_model.boost import from_sklearn
+
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(400, 3))
+    y = (x[:, 0] + 0.5 * x[:, 1] * x[:, 2] + rng.normal(scale=0.5, size=400)) > 0
+    clf = ensemble.HistGradientBoostingClassifier(max_iter=30, max_depth=3, random_state=0)
+    clf.fit(x, y.astype(int))
+    model = from_sklearn(clf, x.mean(0).tolist(), ("a", "b", "c"))
+    test = rng.normal(size=(200, 3))
+    expected = clf.predict_proba(test)[:, 1]
+    got = [model.probability(tuple(row)) for row in test.tolist()]
+    assert got == pytest.approx(expected.tolist(), abs=1e-9)
+
+
+def test_the_shipped_chat_head_is_boosted_and_decides() -> None:
+    """The packaged chat head is gradient-boosted over FEATURES; a decision carries its
+    probability and the features that pushed it, and resets only at the threshold."""
+    chat = load_models()["chat"]
+    assert isinstance(chat, BoostedModel)
+    assert chat.features == FEATURES
+    assert len(chat.means) == len(FEATURES)
+    assert 0 < chat.threshold < 1
+    ctx = _ctx("what do you do for a living ?", ("i have two dogs", "i love dogs ! what breed ?"))
+    decision = detect_learned(ctx, "chat")
+    p = decision.signals["p"]
+    assert isinstance(p, float)
+    assert p == round(chat.probability(extract(ctx).values), 4)
+    assert decision.reset == (p >= chat.threshold)
+    assert decision.signals["top_features"] or not decision.reset
