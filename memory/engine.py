@@ -203,9 +203,8 @@ class MemoryEngine:
         before = recent[0].id if recent else 0  # 0: nothing of the current episode
         closed = previous.episode_id if previous else None
         vector = query_vector(message)
-        search = RecallQuery(
-            state.session_id, state.episode.id, query, before, RECALL_LIMIT, closed, vector
-        )
+        episode = (state.session_id, state.episode.id)
+        search = RecallQuery(*episode, query, before, RECALL_LIMIT, closed, vector, message)
         return tuple(await self.recall.recall(search))
 
     async def _state(self, key: str, now: datetime, dry_run: bool) -> TurnState:

@@ -34,7 +34,7 @@ from bench.common import percentile, quiet_logs
 from bench.data.public_dialogues import conversations
 from bench.data.recall_cases import case
 from bench.recall import bm25_pick
-from memory.recall import dense, hot, rank
+from memory.recall import dense, hot, rank, rerank
 from memory.recall.block import Costs, render
 from memory.recall.hot import Indexed, KeyIndex
 from memory.recall.port import RecallQuery
@@ -111,9 +111,9 @@ def support_cases(exchanges: int) -> list[Case]:
 
 @contextmanager
 def constants(values: dict[str, float]) -> Iterator[None]:
-    """`memory.recall.rank`'s or `dense`'s constants set for a run (`hot` imports
-    `CANDIDATES` and `SHOWN`)."""
-    owner = {name: rank if hasattr(rank, name) else dense for name in values}
+    """`memory.recall.rank`'s, `dense`'s or `rerank`'s constants set for a run (`hot`
+    imports `CANDIDATES` and `SHOWN`)."""
+    owner = {name: next(m for m in (rank, dense, rerank) if hasattr(m, name)) for name in values}
     old = {name: getattr(owner[name], name) for name in values}
     try:
         for name, value in values.items():
@@ -142,7 +142,8 @@ def run(cases: Sequence[Case], idea: Idea) -> tuple[float, float, float, float]:
                 if idea.expand is not None:
                     query = idea.expand(query, c.index)
                 vector = dense.query_vector(question) if idea.dense else None
-                hits = c.index.search(RecallQuery(1, 1, query, c.before, limit, None, vector))
+                search = RecallQuery(1, 1, query, c.before, limit, None, vector, question)
+                hits = c.index.search(search)
                 if idea.rerank is not None:
                     hits = idea.rerank(hits, c.index)
                 searched.append(time.perf_counter() - started)
@@ -220,22 +221,23 @@ IDEAS = (
     Idea("30 candidates, 20 hits only", {**OLD, "CANDIDATES": 30, "LIMIT": 20}, **NO_DENSE),
     Idea("both, no related words", **NO_DENSE),
     Idea("+ related words", dense=False),
-    Idea("kept: + embedding, extra places (product)"),
-    Idea("  embedding's cut at 13 only (no fusion)", {"DENSE_TOP": 0}),
-    Idea("  fusion only (cut at BM25's 20)", {"SHOWN": 20}),
-    Idea("  nearest 10", {"DENSE_TOP": 10}),
-    Idea("  nearest 40", {"DENSE_TOP": 40}),
-    Idea("  embedding weight 0.5", {"DENSE_WEIGHT": 0.5}),
-    Idea("  embedding weight 2", {"DENSE_WEIGHT": 2.0}),
-    Idea("  cut at 10", {"SHOWN": 10}),
-    Idea("  cut at 16", {"SHOWN": 16}),
-    Idea("  no extra places (recall9)", {"EXTRA": 0}),
-    Idea("  extra places even when the lists agree", {"AGREE": 0}),
-    Idea("  extra places: 2", {"EXTRA": 2}),
-    Idea("  extra places: 5", {"EXTRA": 5}),
-    Idea("  user sides only (recall10)", {"REPLY_MARGIN": 1e9}),
-    Idea("  a reply as near as a user side", {"REPLY_MARGIN": 0.0}),
-    Idea("  reply margin 0.2", {"REPLY_MARGIN": 0.2}),
+    Idea("+ embedding, extra places (fused, recall11)", {"RERANK": False}),
+    Idea("kept: + the learned choice (product, rerank1)"),
+    Idea("  embedding's cut at 13 only (no fusion)", {"RERANK": False, "DENSE_TOP": 0}),
+    Idea("  fusion only (cut at BM25's 20)", {"RERANK": False, "SHOWN": 20}),
+    Idea("  nearest 10", {"RERANK": False, "DENSE_TOP": 10}),
+    Idea("  nearest 40", {"RERANK": False, "DENSE_TOP": 40}),
+    Idea("  embedding weight 0.5", {"RERANK": False, "DENSE_WEIGHT": 0.5}),
+    Idea("  embedding weight 2", {"RERANK": False, "DENSE_WEIGHT": 2.0}),
+    Idea("  cut at 10", {"RERANK": False, "SHOWN": 10}),
+    Idea("  cut at 16", {"RERANK": False, "SHOWN": 16}),
+    Idea("  no extra places (recall9)", {"RERANK": False, "EXTRA": 0}),
+    Idea("  extra places even when the lists agree", {"RERANK": False, "AGREE": 0}),
+    Idea("  extra places: 2", {"RERANK": False, "EXTRA": 2}),
+    Idea("  extra places: 5", {"RERANK": False, "EXTRA": 5}),
+    Idea("  user sides only (recall10)", {"RERANK": False, "REPLY_MARGIN": 1e9}),
+    Idea("  a reply as near as a user side", {"RERANK": False, "REPLY_MARGIN": 0.0}),
+    Idea("  reply margin 0.2", {"RERANK": False, "REPLY_MARGIN": 0.2}),
     Idea("+ no cut-offs, 60 candidates, 40 hits",
          {"MIN_SCORE": 0.0, "BEST_SHARE": 0.0, "CANDIDATES": 60, "LIMIT": 40}),
     Idea("+ common words searched (share 0.3)", {"COMMON_SHARE": 0.3}),
@@ -258,7 +260,7 @@ def turn_cost(cases: Sequence[Case], rounds: int = 3) -> dict[str, tuple[float, 
     `Costs` cache, the arms interleaved. {arm: (p50 µs, hits shown)}; the exchange's own
     vector, computed when it is stored, is `embed_cost`'s."""
     tok = default_tokenizer()
-    arms = {"before": OLD, "no embedding": {}, "kept": {}}
+    arms = {"before": OLD, "no embedding": {}, "fused": {"RERANK": False}, "kept": {}}
     spent: dict[str, list[float]] = {arm: [] for arm in arms}
     shown: dict[str, int] = dict.fromkeys(arms, 0)
     caches = {arm: Costs(tok.count) for arm in arms}
@@ -271,9 +273,11 @@ def turn_cost(cases: Sequence[Case], rounds: int = 3) -> dict[str, tuple[float, 
                         started = time.perf_counter()
                         text = entry.exchange.user_text
                         query = query_terms(text) if arm == "before" else search_terms(text)
-                        vector = dense.query_vector(text) if arm == "kept" else None
+                        meaning = arm in ("fused", "kept")
+                        vector = dense.query_vector(text) if meaning else None
                         before = n - WINDOW + 1
-                        search = RecallQuery(1, 1, query, before, int(rank.LIMIT), None, vector)
+                        search = RecallQuery(1, 1, query, before, int(rank.LIMIT), None, vector,
+                                             text)  # fmt: skip
                         hits = c.index.search(search) if query else []
                         block = render(hits, BUDGET, caches[arm], c.language)
                         spent[arm].append(time.perf_counter() - started)
@@ -297,7 +301,7 @@ def embed_cost(cases: Sequence[Case]) -> float:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--shuffles", type=int, default=3, help="orders of the train dialogues")
-    parser.add_argument("--quick", action="store_true", help="one order, the first 6 ideas")
+    parser.add_argument("--quick", action="store_true", help="one order, the first 7 ideas")
     args = parser.parse_args(argv)
     quiet_logs()
     sets = {
@@ -310,7 +314,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"== recall ablation: answer in the block, ventana vs plain BM25 at its tokens ({sizes})"
     )
     print(f"  {'idea':<42}" + "".join(f"{name:>36}" for name in sets) + f"{'search p50':>12}")
-    for idea in IDEAS[:6] if args.quick else IDEAS:
+    for idea in IDEAS[:7] if args.quick else IDEAS:
         cells, micros = [], 0.0
         for cases in sets.values():
             ours, theirs, spent, us = run(cases, idea)
@@ -318,7 +322,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             micros = max(micros, us)
         print(f"  {idea.name:<42}" + "".join(f"{c:>36}" for c in cells) + f"{micros:>10.0f}µs")
     print("  per-turn recall (query, in-memory search, block), every exchange's text as the next")
-    print("  message, before and kept interleaved:")
+    print("  message, the arms interleaved:")
     for name, cases in (
         ("support cases", support_cases(300)),
         ("TIAGE", sets["TIAGE train-built"][:1]),
@@ -329,7 +333,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
         extra = cost["kept"][0] - cost["before"][0]
         embedding = cost["kept"][0] - cost["no embedding"][0]
-        print(f"    {name:<14} {cells}: {extra:+.0f} µs a turn ({embedding:+.0f} the embedding)")
+        learned = cost["kept"][0] - cost["fused"][0]
+        print(f"    {name:<14} {cells}: {extra:+.0f} µs a turn ({embedding:+.0f} the embedding, "
+              f"{learned:+.0f} of it the learned choice)")  # fmt: skip
         print(f"    {'':<14} storing an exchange: its vectors p50 {embed_cost(cases):.0f} µs")
 
 

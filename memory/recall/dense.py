@@ -5,19 +5,21 @@ bridge only the nearest words. Each exchange held in memory (`memory.recall.hot`
 keeps a vector of its user side and one of its reply: the mean of a side's content
 words' token vectors in a static embedding that ships inside an installed package
 (WordLlama `l2_supercat`, MIT; its first `DIM` dimensions, read from the package's own
-files, nothing downloaded), unit length. A search then fuses two rankings by reciprocal
-rank (`fuse`): BM25's hits and the `DENSE_TOP` exchanges nearest the message, each as
-near as its nearer side. The fused list is cut to BM25's own number of hits (plus
-`EXTRA` when the two lists disagree on the best) and to `SHOWN`, so a message that
-recalls nothing still recalls nothing, and the block grows by a few exchanges at most;
-one only the embedding found is shown with the side that made it near, the other cut
-(`memory.recall.block`: the cut pays for the extra places). A message mostly of words
-the vocabulary cuts into pieces (Spanish, mostly) is not searched by meaning
-(`query_vector`).
+files, nothing downloaded), unit length, and the ids of each side's content tokens
+(`Vectors.measures` compares a message with them token by token). A search then has two
+lists: BM25's hits and the `DENSE_TOP` exchanges nearest the message, each as near as its
+nearer side. `memory.recall.rerank` chooses among them with a learned model; `fuse`, the
+reciprocal-rank fusion it replaced, stays as its baseline arm (`rerank.RERANK` off). Either
+way the list is cut to BM25's own number of hits (plus `EXTRA` when the two lists
+disagree on the best) and to `SHOWN`, so a message that recalls nothing still recalls
+nothing, and the block grows by a few exchanges at most; one only the embedding found is
+shown with the side that made it near, the other cut (`memory.recall.block`: the cut pays
+for the extra places). A message mostly of words the vocabulary cuts into pieces
+(Spanish, mostly) is not searched by meaning (`query_vector`).
 
 The constants were fitted on TIAGE train-built conversations and `bench.recall`'s support
 cases only (`bench.recall.ablation`'s rows, block only, 522 train probes); the dev split
-was scored once (docs/benchmarks.md, 2026-12-06). Without the package, or without a
+was scored once for them (docs/benchmarks.md, 2026-12-06). Without the package, or without a
 vector (a message of function words only), recall is BM25 alone; so is a search not held
 in memory (SQLite's on disk, PostgreSQL's).
 """
@@ -70,6 +72,9 @@ REPLY_MARGIN = 0.1
 # same at 0.5 and 0.6; `bench.tokens`' Spanish case back to BM25 alone (+0.6 % tokens without)
 WHOLE_SHARE = 0.5
 _WORD = re.compile(r"\w+")
+# `Vectors.measures`' columns: the message's cosine with an exchange's user side and reply,
+# the mean of its tokens' best cosines with each side's tokens, and the largest of them
+MEASURES = ("cos_user", "cos_reply", "tokens_user", "tokens_reply", "top_user", "top_reply")
 
 
 @cache
@@ -137,6 +142,26 @@ def query_vector(message: str) -> np.ndarray | None:
 
 
 @lru_cache(maxsize=WINDOW_TEXTS)
+def token_ids(text: str) -> tuple[int, ...]:
+    """The distinct token ids of `text`'s content words, in order: what `Vectors.measures`
+    compares a message with, token by token (cached by text, as `embed`)."""
+    return tuple(dict.fromkeys(i for word in _content_words(text) for i in _word_ids(word)))
+
+
+@cache
+def _units() -> Any:
+    """The model's token vectors scaled to unit length (for token-to-token cosines)."""
+    model = _model()
+    if model is None:
+        return None
+    import numpy as np
+
+    matrix = model[1]
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.maximum(norms, np.float32(1e-9))
+
+
+@lru_cache(maxsize=WINDOW_TEXTS)
 def embed(text: str) -> np.ndarray | None:
     """The unit mean of `text`'s content-word token vectors; None without the model or
     without a content word. Cached by text, so read-only (writing into it raises): a
@@ -198,13 +223,17 @@ class Vectors:
     a bound, in two products. An exchange is as near as its nearer side, a reply counting
     `REPLY_MARGIN` less: a message is more often about what the user said."""
 
-    __slots__ = ("_ids", "_replies", "_rows", "_size")
+    __slots__ = ("_ids", "_sides", "_size", "_spans", "_tokens", "_used")
 
     def __init__(self) -> None:
         self._ids: Any = None
-        self._rows: Any = None
-        self._replies: Any = None
+        self._sides: Any = None  # (exchanges, 2, DIM): each one's user side, then its reply
         self._size = 0
+        # each exchange's distinct content token ids, user side then reply, one after
+        # another in `_tokens`; `_spans[n]` = (user side's start, reply's start, end)
+        self._tokens: Any = None
+        self._spans: Any = None
+        self._used = 0
 
     def __len__(self) -> int:
         return self._size
@@ -218,18 +247,32 @@ class Vectors:
         import numpy as np
 
         said, answer = embed(text), embed(reply) if reply else None
-        if self._rows is None or self._size == len(self._rows):
+        if self._sides is None or self._size == len(self._sides):
             grown = max(16, 2 * self._size)
-            rows, replies = np.zeros((grown, DIM), np.float32), np.zeros((grown, DIM), np.float32)
-            ids = np.zeros(grown, np.int64)
-            if self._rows is not None:
-                rows[: self._size], ids[: self._size] = self._rows, self._ids
-                replies[: self._size] = self._replies
-            self._rows, self._replies, self._ids = rows, replies, ids
-        self._rows[self._size] = 0.0 if said is None else said
-        self._replies[self._size] = 0.0 if answer is None else answer
+            sides = np.zeros((grown, 2, DIM), np.float32)
+            ids, spans = np.zeros(grown, np.int64), np.zeros((grown, 3), np.int64)
+            if self._sides is not None:
+                sides[: self._size], ids[: self._size] = self._sides, self._ids
+                spans[: self._size] = self._spans
+            self._sides, self._ids, self._spans = sides, ids, spans
+        self._sides[self._size, 0] = 0.0 if said is None else said
+        self._sides[self._size, 1] = 0.0 if answer is None else answer
         self._ids[self._size] = exchange_id
+        self._add_tokens(token_ids(text), token_ids(reply) if reply else ())
         self._size += 1
+
+    def _add_tokens(self, said: tuple[int, ...], answer: tuple[int, ...]) -> None:
+        import numpy as np
+
+        start, end = self._used, self._used + len(said) + len(answer)
+        if self._tokens is None or end > len(self._tokens):
+            grown = np.zeros(max(256, 2 * end), np.int32)
+            if self._tokens is not None:
+                grown[:start] = self._tokens[:start]
+            self._tokens = grown
+        self._tokens[start:end] = (*said, *answer)
+        self._spans[self._size] = (start, start + len(said), end)
+        self._used = end
 
     def nearest(self, vector: Any, before: int | None, top: int | None = None) -> list[int]:
         """The ids of the `top` (`DENSE_TOP`) exchanges older than `before` nearest
@@ -249,8 +292,8 @@ class Vectors:
         n = self._size if before is None else int(np.searchsorted(ids, before))
         if n <= 0:
             return []
-        said = self._rows[:n] @ vector
-        replied = self._replies[:n] @ vector - REPLY_MARGIN
+        both = self._sides[:n] @ vector  # (n, 2)
+        said, replied = both[:, 0], both[:, 1] - REPLY_MARGIN
         cos = np.maximum(said, replied)
         if n > top:
             best = np.argpartition(-cos, top)[:top]
@@ -258,3 +301,51 @@ class Vectors:
         else:
             best = np.argsort(-cos, kind="stable")
         return [(int(ids[i]), bool(replied[i] > said[i])) for i in best]
+
+    def measures(self, exchange_ids: Sequence[int], vector: Any, query: Sequence[int]) -> Any:
+        """For each of `exchange_ids` (held here), how near the message is to its user side
+        and to its reply: (cosine of the side's vector with `vector`, then over the
+        message's tokens `query` (`token_ids`) the mean and the largest of each one's best
+        cosine with a token of the side), as columns `MEASURES`; zeros for a side without a
+        content word. The token columns see "home" near "live" where the means blur it."""
+        import numpy as np
+
+        out = np.zeros((len(exchange_ids), len(MEASURES)), np.float32)
+        if not exchange_ids or not self._size:
+            return out
+        at = np.searchsorted(self._ids[: self._size], np.asarray(exchange_ids, np.int64))
+        out[:, :2] = self._sides[at] @ vector
+        units = _units()
+        if not query or units is None:
+            return out
+        spans = self._spans[at]  # (n, 3): user start, reply start, end
+        sizes = (spans[:, 1:] - spans[:, :2]).reshape(-1)  # 2n: each user side, each reply
+        total = int(sizes.sum())
+        if not total:
+            return out
+        # the sides' tokens one after another, and one more column no side reaches (a
+        # trailing empty side's offset points at it, and it never wins a maximum)
+        offsets = np.cumsum(sizes) - sizes
+        # a token's place in `_tokens`: its place here, moved by its exchange's shift
+        shift = (spans[:, 0] - offsets[0::2]).repeat(spans[:, 2] - spans[:, 0])
+        picked = self._tokens.take(np.append(np.arange(total) + shift, 0))
+        near = units.take(np.asarray(query), axis=0) @ units.take(picked, axis=0).T  # q × all
+        near[:, -1] = -np.inf
+        best = np.maximum.reduceat(near, offsets, axis=1)  # q × 2n: each side's best match
+        best[:, sizes == 0] = 0.0
+        out[:, 2:4] = (best.sum(axis=0) / len(query)).reshape(-1, 2)  # each one's two sides
+        out[:, 4:6] = best.max(axis=0).reshape(-1, 2)
+        return out
+        tokens = self._tokens
+        picked = np.concatenate(
+            [tokens[a:b] for a, b in zip(spans[:, 0], spans[:, 2], strict=True)]
+        )
+        near = units.take(np.asarray(query), axis=0) @ units.take(picked, axis=0).T  # q × all
+        # a last column no side reaches: a trailing empty side's offset points at it
+        near = np.concatenate([near, np.full((len(query), 1), -np.inf, np.float32)], axis=1)
+        offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        best = np.maximum.reduceat(near, offsets, axis=1)  # q × 2n: each side's best match
+        best[:, sizes == 0] = 0.0
+        out[:, 2:4] = (best.sum(axis=0) / len(query)).reshape(-1, 2)  # each one's two sides
+        out[:, 4:6] = best.max(axis=0).reshape(-1, 2)
+        return out

@@ -22,9 +22,10 @@ It stays exact only if the store tells it every change of what is indexed:
 
 Bounded: at most `max_terms` terms in all, indexed and distinct (40 to 50 bytes each,
 texts included), least recently searched keys out first; a key larger than half of that
-is never held (the on-disk search serves it). An exchange's two vectors (`dense`: 512
-bytes, up to twice that while their arrays grow) are not counted: on support exchanges
-of about 15 terms, some 35 MB of vectors sit beside the terms at the bound.
+is never held (the on-disk search serves it). An exchange's two vectors and its content
+tokens' ids (`dense`: 512 bytes, and 4 bytes a token, about 100 more; up to twice that
+while their arrays grow) are not counted: on support exchanges of about 15 terms, some
+40 MB of them sit beside the terms at the bound.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import heapq
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 
+from memory.recall import rerank
 from memory.recall.dense import SHOWN, Vectors, fuse
 from memory.recall.port import RecallQuery
 from memory.recall.rank import (
@@ -107,7 +109,8 @@ class KeyIndex:
     def search(self, query: RecallQuery) -> list[Hit]:
         """What the on-disk search returns for `query`: the best `CANDIDATES` matches
         older than `query.before` by BM25 over the key's statistics, re-ranked; with
-        `query.vector`, fused with the exchanges nearest it (`memory.recall.dense`)."""
+        `query.vector`, chosen among those and the exchanges nearest it
+        (`memory.recall.rerank`)."""
         if not query.terms or query.limit <= 0 or not self.entries:
             return []
         wanted = searchable(query.terms, self.df, self.docs)
@@ -150,10 +153,14 @@ class KeyIndex:
         hits = rank(wanted, chosen, self.df, self.docs, query.limit, counts)
         if query.vector is None or not len(self.vectors):
             return hits
-        # the exchanges nearest the message in the embedding, fused with BM25's hits
+        # the exchanges nearest the message in the embedding, and BM25's hits: the learned
+        # model chooses among them (`rerank.RERANK` off: fused by reciprocal rank)
         nearest = self.vectors.nearest_sides(query.vector, query.before)
+        limit = min(query.limit, SHOWN)
+        if rerank.RERANK:
+            return rerank.choose(hits, nearest, entries, self.vectors, query, limit)
         by_reply = frozenset(i for i, reply in nearest if reply)
-        return fuse(hits, [i for i, _ in nearest], entries, min(query.limit, SHOWN), by_reply)
+        return fuse(hits, [i for i, _ in nearest], entries, limit, by_reply)
 
 
 class Load:

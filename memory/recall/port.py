@@ -20,8 +20,9 @@ class RecallQuery:
     `id < before` (None: no bound) that match `terms`, at most `limit` of them; and
     when `previous` names the episode a recent automatic reset closed, every exchange of
     that one too, its hits ranked first (`memory.recall.rank.rank_with_previous`).
-    `vector`: the message's embedding (`memory.recall.dense.embed`); a search held in
-    memory fuses BM25's hits with the exchanges nearest it, the others ignore it."""
+    `vector`: the message's embedding (`memory.recall.dense.embed`) and `text` the
+    message; a search held in memory chooses among BM25's hits and the exchanges nearest
+    it (`memory.recall.rerank`), the others ignore both."""
 
     session_id: int
     episode_id: int
@@ -30,6 +31,7 @@ class RecallQuery:
     limit: int = 8
     previous: int | None = None
     vector: Any = field(default=None, compare=False, repr=False)
+    text: str = field(default="", compare=False, repr=False)
 
 
 @runtime_checkable
