@@ -74,14 +74,16 @@ def _nodes(nodes: Any) -> tuple[Node, ...]:
 
 
 def as_json(model: BoostedModel) -> dict[str, object]:
-    """The head's fields of the model file, rounded to 6 decimals (50 trees: about 20 KB;
-    the file, not the fitted trees, is what `bench.topic_tiage` scores)."""
+    """The head's fields of the model file, values rounded to 6 decimals (50 trees: about
+    20 KB; the file, not the fitted trees, is what `bench.topic_tiage` scores). Thresholds
+    are written as fitted: for a feature with more distinct values than bins, scikit-learn
+    puts thresholds on values training rows take, and a rounded one sends those rows down
+    the other branch. The shipped chat head was written rounded; two of its thresholds
+    sit within 1e-6 of a simple fraction (`question_novelty` 0.366667 and 0.535714), where
+    a row may go the other way than in the fit; `--only chat` would write them exact."""
     return {
         "kind": "gradient_boosting",
         "means": [round(v, 6) for v in model.means],
         "base": round(model.base, 6),
-        "trees": [
-            [[f, round(t, 6), a, b, round(v, 6)] for f, t, a, b, v in nodes]
-            for nodes in model.trees
-        ],
+        "trees": [[[f, t, a, b, round(v, 6)] for f, t, a, b, v in nodes] for nodes in model.trees],
     }

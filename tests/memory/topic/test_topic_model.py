@@ -290,6 +290,28 @@ def test_scikit_learns_trees_score_the_same_in_the_product() -> None:
     assert got == pytest.approx(expected.tolist(), abs=1e-9)
 
 
+def test_the_written_head_sends_rows_on_a_threshold_where_the_fit_did() -> None:
+    """With more distinct values than bins, scikit-learn's thresholds are values the
+    training rows take; the model file keeps them as fitted, so a training row on one
+    goes the way the fit sent it (rounded to 6 decimals, some went the other way)."""
+    np = pytest.importorskip("numpy")
+    ensemble = pytest.importorskip("sklearn.ensemble")
+    from bench.topic_model.boost import as_json, from_sklearn
+
+    rng = np.random.default_rng(5)
+    x = rng.uniform(size=(600, 3))
+    y = (x[:, 0] + x[:, 1] > 1.0) ^ (rng.uniform(size=600) < 0.1)
+    clf = ensemble.HistGradientBoostingClassifier(max_iter=30, max_depth=3, random_state=0)
+    clf.fit(x, y.astype(int))
+    model = from_sklearn(clf, x.mean(0).tolist(), ("a", "b", "c"))
+    head = {**as_json(model), "threshold": 0.5}
+    names = ("a", "b", "c")
+    written = parse_model({"version": "t", "features": list(names), "profiles": {"chat": head}},
+                          names)  # fmt: skip
+    got = [written["chat"].logit(tuple(row)) for row in x.tolist()]
+    assert got == pytest.approx(clf.decision_function(x).tolist(), abs=1e-4)
+
+
 def test_the_shipped_chat_head_is_boosted_and_decides() -> None:
     """The packaged chat head is gradient-boosted over FEATURES; a decision carries its
     probability and the features that pushed it, and resets only at the threshold."""
