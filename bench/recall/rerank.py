@@ -84,7 +84,7 @@ def _probe(group: str, kind: str, case: Case, question: str, answer: str) -> Pro
     query = RecallQuery(1, 1, terms, case.before, int(rank.LIMIT), None, vector, question)
     hits = key.search(bm25)
     nearest = key.vectors.nearest_sides(vector, case.before)
-    ids, rows = features(hits, nearest, key.entries, key.vectors, query)
+    ids, rows = features(hits, nearest, key.vectors, query)
     said = answer.lower()
     labels = np.array([said in _shown(key.entries[i].exchange) for i in ids], bool)
     return Probe(group, kind, case, query, hits, nearest, ids, rows, labels)

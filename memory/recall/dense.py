@@ -72,9 +72,13 @@ REPLY_MARGIN = 0.1
 # same at 0.5 and 0.6; `bench.tokens`' Spanish case back to BM25 alone (+0.6 % tokens without)
 WHOLE_SHARE = 0.5
 _WORD = re.compile(r"\w+")
-# `Vectors.measures`' columns: the message's cosine with an exchange's user side and reply,
-# the mean of its tokens' best cosines with each side's tokens, and the largest of them
-MEASURES = ("cos_user", "cos_reply", "tokens_user", "tokens_reply", "top_user", "top_reply")
+# `Vectors.measures`' columns: whether each side of an exchange speaks in the first person,
+# the message's cosine with its user side and reply, the mean of the message's tokens'
+# best cosines with each side's tokens, and the largest of them
+MEASURES = ("user_first_person", "reply_first_person", "cos_user", "cos_reply",
+            "tokens_user", "tokens_reply", "top_user", "top_reply")  # fmt: skip
+_SPEAKER_WORD = re.compile(r"[a-z']+")
+_FIRST_PERSON = frozenset({"i", "my", "me", "mine", "myself", "i'm", "im"})
 
 
 @cache
@@ -146,6 +150,11 @@ def token_ids(text: str) -> tuple[int, ...]:
     """The distinct token ids of `text`'s content words, in order: what `Vectors.measures`
     compares a message with, token by token (cached by text, as `embed`)."""
     return tuple(dict.fromkeys(i for word in _content_words(text) for i in _word_ids(word)))
+
+
+def first_person(text: str) -> bool:
+    """Whether `text` speaks of its speaker ("i", "my", "i'm")."""
+    return not _FIRST_PERSON.isdisjoint(_SPEAKER_WORD.findall(text.lower()))
 
 
 @cache
@@ -223,11 +232,12 @@ class Vectors:
     a bound, in two products. An exchange is as near as its nearer side, a reply counting
     `REPLY_MARGIN` less: a message is more often about what the user said."""
 
-    __slots__ = ("_ids", "_sides", "_size", "_spans", "_tokens", "_used")
+    __slots__ = ("_first", "_ids", "_sides", "_size", "_spans", "_tokens", "_used")
 
     def __init__(self) -> None:
         self._ids: Any = None
         self._sides: Any = None  # (exchanges, 2, DIM): each one's user side, then its reply
+        self._first: Any = None  # (exchanges, 2): each side speaks in the first person
         self._size = 0
         # each exchange's distinct content token ids, user side then reply, one after
         # another in `_tokens`; `_spans[n]` = (user side's start, reply's start, end)
@@ -251,13 +261,15 @@ class Vectors:
             grown = max(16, 2 * self._size)
             sides = np.zeros((grown, 2, DIM), np.float32)
             ids, spans = np.zeros(grown, np.int64), np.zeros((grown, 3), np.int64)
+            first = np.zeros((grown, 2), np.float32)
             if self._sides is not None:
                 sides[: self._size], ids[: self._size] = self._sides, self._ids
-                spans[: self._size] = self._spans
-            self._sides, self._ids, self._spans = sides, ids, spans
+                spans[: self._size], first[: self._size] = self._spans, self._first
+            self._sides, self._ids, self._spans, self._first = sides, ids, spans, first
         self._sides[self._size, 0] = 0.0 if said is None else said
         self._sides[self._size, 1] = 0.0 if answer is None else answer
         self._ids[self._size] = exchange_id
+        self._first[self._size] = (first_person(text), first_person(reply))
         self._add_tokens(token_ids(text), token_ids(reply) if reply else ())
         self._size += 1
 
@@ -303,10 +315,11 @@ class Vectors:
         return [(int(ids[i]), bool(replied[i] > said[i])) for i in best]
 
     def measures(self, exchange_ids: Sequence[int], vector: Any, query: Sequence[int]) -> Any:
-        """For each of `exchange_ids` (held here), how near the message is to its user side
-        and to its reply: (cosine of the side's vector with `vector`, then over the
+        """For each of `exchange_ids` (held here), whether each side speaks in the first
+        person (found when it was added) and how near the message is to its user side and
+        to its reply: the cosine of the side's vector with `vector`, then over the
         message's tokens `query` (`token_ids`) the mean and the largest of each one's best
-        cosine with a token of the side), as columns `MEASURES`; zeros for a side without a
+        cosine with a token of the side; as columns `MEASURES`, zeros for a side without a
         content word. The token columns see "home" near "live" where the means blur it."""
         import numpy as np
 
@@ -314,7 +327,8 @@ class Vectors:
         if not exchange_ids or not self._size:
             return out
         at = np.searchsorted(self._ids[: self._size], np.asarray(exchange_ids, np.int64))
-        out[:, :2] = self._sides[at] @ vector
+        out[:, :2] = self._first[at]
+        out[:, 2:4] = self._sides[at] @ vector
         units = _units()
         if not query or units is None:
             return out
@@ -333,8 +347,8 @@ class Vectors:
         near[:, -1] = -np.inf
         best = np.maximum.reduceat(near, offsets, axis=1)  # q × 2n: each side's best match
         best[:, sizes == 0] = 0.0
-        out[:, 2:4] = (best.sum(axis=0) / len(query)).reshape(-1, 2)  # each one's two sides
-        out[:, 4:6] = best.max(axis=0).reshape(-1, 2)
+        out[:, 4:6] = (best.sum(axis=0) / len(query)).reshape(-1, 2)  # each one's two sides
+        out[:, 6:8] = best.max(axis=0).reshape(-1, 2)
         return out
         tokens = self._tokens
         picked = np.concatenate(
@@ -346,6 +360,6 @@ class Vectors:
         offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
         best = np.maximum.reduceat(near, offsets, axis=1)  # q × 2n: each side's best match
         best[:, sizes == 0] = 0.0
-        out[:, 2:4] = (best.sum(axis=0) / len(query)).reshape(-1, 2)  # each one's two sides
-        out[:, 4:6] = best.max(axis=0).reshape(-1, 2)
+        out[:, 4:6] = (best.sum(axis=0) / len(query)).reshape(-1, 2)  # each one's two sides
+        out[:, 6:8] = best.max(axis=0).reshape(-1, 2)
         return out

@@ -23,21 +23,19 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from functools import cache, lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any
 
-from memory.caches import WINDOW_TEXTS
 from memory.recall.dense import AGREE, EXTRA, Vectors, token_ids
 from memory.recall.port import RecallQuery
 from memory.recall.rank import Candidate, Hit
 
 MODEL_FILE = "rerank-v1.json"
 RERANK = True  # off: the two lists fused by reciprocal rank (`dense.fuse`), as before
-_WORD = re.compile(r"[a-z']+")
+_WORD = re.compile(r"[a-z']+")  # the message's words, for "you" and "me"
 _YOU = frozenset({"you", "your", "yours", "yourself"})
 _ME = frozenset({"i", "my", "me", "mine", "myself"})
-_FIRST_PERSON = frozenset({"i", "my", "me", "mine", "myself", "i'm", "im"})
 # The columns, in the order `features` builds them: what the search knows of a candidate
 # (BM25's score ÷ the best, its rank, the query's share it matched; its rank among the
 # nearest; whether each side speaks in the first person), how near each side is
@@ -111,12 +109,14 @@ class Reranker:
 
         rows = np.asarray(rows, np.float64)
         count, trees, splits = len(rows), len(self.trees), 2**self.depth - 1
-        right = (rows[:, self._features] > self._thresholds).ravel()  # every row, every split
-        start = (np.arange(count * trees) * splits).reshape(count, trees)  # its tree's splits
-        place = np.zeros((count, trees), np.intp)
+        # every row against every split (as 0/1), then each tree's splits from `start`
+        right = (rows.take(self._features, axis=1) > self._thresholds).view(np.int8).ravel()
+        start = np.arange(0, count * trees * splits, splits, dtype=np.int32)
+        start = start.reshape(count, trees)
+        place = np.zeros((count, trees), np.int32)
         for level in range(self.depth):
             place = 2 * place + right.take(start + (2**level - 1) + place)
-        leaves = np.arange(trees) * 2**self.depth + place
+        leaves = np.arange(trees, dtype=np.int32) * 2**self.depth + place
         return self.base + self._leaves.ravel().take(leaves).sum(axis=1)
 
 
@@ -168,16 +168,9 @@ def load(name: str = MODEL_FILE) -> Reranker:
     return parse(json.loads(folder.joinpath(name).read_text(encoding="utf-8")))
 
 
-@lru_cache(maxsize=WINDOW_TEXTS)
-def first_person(text: str) -> bool:
-    """Whether `text` speaks of its speaker ("i", "my", "i'm")."""
-    return not _FIRST_PERSON.isdisjoint(_WORD.findall(text.lower()))
-
-
 def features(
     hits: Sequence[Hit],
     nearest: Sequence[tuple[int, bool]],
-    entries: Mapping[int, Candidate],
     vectors: Vectors,
     query: RecallQuery,
 ) -> tuple[list[int], Any]:
@@ -195,20 +188,18 @@ def features(
     best = hits[0].score if hits else 1.0
     terms = max(len(query.terms), 1)
     near_rank = {i: 1.0 / (1 + r) for r, (i, _) in enumerate(nearest)}
-    plain = []  # per candidate: BM25's four columns, the nearest's two, first person twice
+    plain = []  # per candidate: BM25's four columns, the nearest's two
     for at, i in enumerate(ids):
-        ex = entries[i].exchange
         if at < len(hits):
             hit = hits[at]
             bm25 = (1.0, hit.score / best, 1.0 / (1 + at), len(hit.matched) / terms)
         else:
             bm25 = _NONE
         rank = near_rank.get(i)
-        plain.append((*bm25, rank is not None, rank or 0.0, first_person(ex.user_text),
-                      first_person(ex.reply_text)))  # fmt: skip
+        plain.append((*bm25, rank is not None, rank or 0.0))
     near = vectors.measures(ids, query.vector, token_ids(query.text))
     said = np.concatenate((np.array(plain, np.float64), near), axis=1)  # the first 14
-    gaps = near[:, :4] - near[:, :4].max(axis=0)  # each below the best candidate's
+    gaps = near[:, 2:6] - near[:, 2:6].max(axis=0)  # each below the best candidate's
     asked = said[:, _ASKED] * np.array((you, me, you, you, me, you, me))
     return ids, np.concatenate((said, gaps, asked), axis=1)
 
@@ -231,7 +222,7 @@ def choose(
     import numpy as np
 
     model = model or load()
-    ids, rows = features(hits, nearest, entries, vectors, query)
+    ids, rows = features(hits, nearest, vectors, query)
     agree = hits[0].exchange.id in [i for i, _ in nearest[:AGREE]]
     shown = min(len(hits) + (0 if agree else EXTRA), limit, len(ids))
     order = np.argsort(-model.logits(rows), kind="stable")[:shown]

@@ -284,9 +284,10 @@ def test_the_search_in_memory_asks_the_shipped_model(monkeypatch: pytest.MonkeyP
 
 
 def test_token_measures_are_each_side_best_token_cosines() -> None:
-    """`Vectors.measures`: per exchange the cosines of the message with each side, then
-    over the message's tokens the mean and the largest best match in each side; a side
-    without a content word (an empty reply, the last one too) measures 0."""
+    """`Vectors.measures`: per exchange whether each side speaks in the first person, the
+    cosines of the message with each side, then over the message's tokens the mean and
+    the largest best match in each side; a side without a content word (an empty reply,
+    the last one too) measures 0."""
     np = pytest.importorskip("numpy")
     vectors = dense.Vectors()
     vectors.add(1, "i live in a small village", "nice to hear")
@@ -300,23 +301,24 @@ def test_token_measures_are_each_side_best_token_cosines() -> None:
     sides = (("my dog barks at night", ""), ("i live in a small village", "nice to hear"))
     for row, (user, reply) in zip(measured, sides, strict=True):
         for n, side in enumerate((user, reply)):
+            assert row[n] == float(dense.first_person(side))
             ids = list(dense.token_ids(side))
             if not ids:
-                assert row[2 + n] == row[4 + n] == row[1] == 0.0
+                assert row[2 + n] == row[4 + n] == row[6 + n] == 0.0
                 continue
             best = (asked @ units[ids].T).max(axis=1)
-            assert row[2 + n] == pytest.approx(float(best.mean()), abs=1e-5)
-            assert row[4 + n] == pytest.approx(float(best.max()), abs=1e-5)
-            assert row[n] == pytest.approx(float(dense.embed(side) @ dense.embed(question)),
-                                           abs=1e-5)  # fmt: skip
+            assert row[4 + n] == pytest.approx(float(best.mean()), abs=1e-5)
+            assert row[6 + n] == pytest.approx(float(best.max()), abs=1e-5)
+            assert row[2 + n] == pytest.approx(float(dense.embed(side) @ dense.embed(question)),
+                                               abs=1e-5)  # fmt: skip
     assert np.all(vectors.measures([], dense.embed(question), ()) == 0)
 
 
 def test_first_person_is_a_speaker_speaking_of_themselves() -> None:
     """ "i", "my", "i'm" make a side first-person; "you", or an "i" inside a word, does not."""
-    assert rerank.first_person("I'm a nurse")
-    assert rerank.first_person("my dog barks")
-    assert not rerank.first_person("you live in a small town, imagine")
+    assert dense.first_person("I'm a nurse")
+    assert dense.first_person("my dog barks")
+    assert not dense.first_person("you live in a small town, imagine")
 
 
 def test_each_feature_column_holds_what_its_name_says() -> None:
@@ -329,8 +331,7 @@ def test_each_feature_column_holds_what_its_name_says() -> None:
     query = RecallQuery(1, 1, search_terms(question), None, 5, None, dense.embed(question),
                         question)  # fmt: skip
     hit = Hit(index.entries[1].exchange, 2.0, ("home",))
-    ids, rows = rerank.features([hit], [(3, True), (1, False)], index.entries, index.vectors,
-                                query)  # fmt: skip
+    ids, rows = rerank.features([hit], [(3, True), (1, False)], index.vectors, query)
     assert ids == [1, 3]
     col = {name: rows[:, n] for n, name in enumerate(rerank.FEATURES)}
     assert list(col["bm25"]) == [1.0, 0.0]
