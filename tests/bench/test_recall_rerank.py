@@ -23,9 +23,9 @@ def test_the_written_model_scores_as_scikit_learn_fitted_it() -> None:
                       x[n * 60 : (n + 1) * 60], y[n * 60 : (n + 1) * 60])
         for n in range(10)
     ]  # fmt: skip
-    model = trainer.fit(probes)
+    model = trainer.fit(probes, 40)
     clf = ensemble.HistGradientBoostingClassifier(
-        max_iter=trainer.TREES, learning_rate=trainer.RATE, max_depth=trainer.DEPTH,
+        max_iter=40, learning_rate=trainer.SHRINK / 40, max_depth=trainer.DEPTH,
         l2_regularization=trainer.L2, early_stopping=False, random_state=0,
     ).fit(x, y.astype(int))  # fmt: skip
     assert model.logits(x) == pytest.approx(clf.decision_function(x), abs=1e-9)
@@ -51,3 +51,13 @@ def test_a_probe_is_searched_as_the_product_searches_it() -> None:
         assert [h.exchange.id for h in shown] == searched
         assert trainer.found(p, rerank.load()) == any(p.labels[p.ids.index(i)] for i in searched)
     assert sum(p.labels.any() for p in probes) >= len(probes) // 2
+
+
+def test_the_fewest_trees_within_the_tolerance_win() -> None:
+    """The grid's choice: the fewest trees whose pooled CV is within `TOLERANCE` of the
+    best, pooled over every set's probes."""
+    near = {"user": (600, 480, 520), "bot": (400, 320, 332)}  # 852 of 1000
+    best = {"user": (600, 480, 522), "bot": (400, 320, 333)}  # 855 of 1000
+    assert trainer.pooled(near) == 0.852
+    assert trainer.chosen({50: near, 100: best}) == 50
+    assert trainer.chosen({50: {"user": (1000, 800, 840)}, 100: best}) == 100
