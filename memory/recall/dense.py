@@ -350,16 +350,3 @@ class Vectors:
         out[:, 4:6] = (best.sum(axis=0) / len(query)).reshape(-1, 2)  # each one's two sides
         out[:, 6:8] = best.max(axis=0).reshape(-1, 2)
         return out
-        tokens = self._tokens
-        picked = np.concatenate(
-            [tokens[a:b] for a, b in zip(spans[:, 0], spans[:, 2], strict=True)]
-        )
-        near = units.take(np.asarray(query), axis=0) @ units.take(picked, axis=0).T  # q × all
-        # a last column no side reaches: a trailing empty side's offset points at it
-        near = np.concatenate([near, np.full((len(query), 1), -np.inf, np.float32)], axis=1)
-        offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-        best = np.maximum.reduceat(near, offsets, axis=1)  # q × 2n: each side's best match
-        best[:, sizes == 0] = 0.0
-        out[:, 4:6] = (best.sum(axis=0) / len(query)).reshape(-1, 2)  # each one's two sides
-        out[:, 6:8] = best.max(axis=0).reshape(-1, 2)
-        return out
