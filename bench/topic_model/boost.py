@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from memory.topic.features import FEATURES
-from memory.topic.model import BoostedModel, Node
+from memory.topic.model import BoostedModel
+from memory.trees import Node
 
 TREES_GRID = (50, 150)
 DEPTH = 3

@@ -32,6 +32,7 @@ from typing import Any
 from memory.recall.dense import AGREE, EXTRA, Vectors, token_ids
 from memory.recall.port import RecallQuery
 from memory.recall.rank import Candidate, Hit
+from memory.trees import Node, as_list, read_node, walks
 
 MODEL_FILE = "rerank-v1.json"
 RERANK = True  # off: the two lists fused by reciprocal rank (`dense.fuse`), as before
@@ -55,7 +56,6 @@ FEATURES = (
 # the columns (of the first 14) that "asks_you" and "asks_me" multiply, in that order
 _ASKED = (9, 8, 8, 7, 6, 11, 10)
 _NONE = (0.0, 0.0, 0.0, 0.0)  # BM25's columns of a candidate only the embedding found
-Node = tuple[int, float, int, int, float]  # feature (-1: a leaf), threshold, left, right, value
 
 
 class RerankFileError(ValueError):
@@ -80,7 +80,7 @@ class Reranker:
 
         self.version, self.features, self.base = version, tuple(features), base
         self.trees = tuple(tuple(t) for t in trees)
-        if not self.trees or not all(_walks(t, len(self.features)) for t in self.trees):
+        if not self.trees or not all(t and walks(t, len(self.features)) for t in self.trees):
             raise RerankFileError(f"rerank model {version}: a tree does not fit its features")
         self.depth = max(_depth(t) for t in self.trees)
         count, splits = len(self.trees), 2**self.depth - 1
@@ -122,14 +122,6 @@ class Reranker:
         return self.base + self._leaves.ravel().take(leaves).sum(axis=1)
 
 
-def _walks(nodes: Sequence[Node], size: int) -> bool:
-    """Each split reads a named feature and points further down its own tree."""
-    return bool(nodes) and all(
-        f < size and (f < 0 or (i < left < len(nodes) and i < right < len(nodes)))
-        for i, (f, _, left, right, _) in enumerate(nodes)
-    )
-
-
 def _depth(nodes: Sequence[Node], at: int = 0) -> int:
     f, _, left, right, _ = nodes[at]
     return 0 if f < 0 else 1 + max(_depth(nodes, left), _depth(nodes, right))
@@ -139,8 +131,8 @@ def parse(raw: Mapping[str, object]) -> Reranker:
     """The model from its JSON document, or RerankFileError saying what is wrong."""
     try:
         version = str(raw["version"])
-        names = tuple(str(n) for n in _list(raw["features"]))
-        trees = [[_node(n) for n in _list(t)] for t in _list(raw["trees"])]
+        names = tuple(str(n) for n in as_list(raw["features"]))
+        trees = [[read_node(n) for n in as_list(t)] for t in as_list(raw["trees"])]
         base = float(str(raw["base"]))
     except (KeyError, TypeError, ValueError) as exc:
         raise RerankFileError(f"rerank model file is malformed: {exc!r}") from exc
@@ -150,17 +142,6 @@ def parse(raw: Mapping[str, object]) -> Reranker:
             "`python -m bench.recall.rerank`"
         )
     return Reranker(version, names, base, trees)
-
-
-def _node(raw: object) -> Node:
-    f, threshold, left, right, value = _list(raw)
-    return int(str(f)), float(str(threshold)), int(str(left)), int(str(right)), float(str(value))
-
-
-def _list(value: object) -> list[object]:
-    if not isinstance(value, list):
-        raise TypeError(f"expected a list, got {type(value).__name__}")
-    return value
 
 
 @cache

@@ -18,7 +18,10 @@ from functools import cache
 from importlib import resources
 from typing import Protocol
 
+from memory import trees
 from memory.topic.features import FEATURES
+from memory.trees import Node, read_node
+from memory.trees import as_list as _list
 
 MODEL_FILE = "topic-v4.json"
 
@@ -54,11 +57,6 @@ class TopicModel:
         return {n: w * (x - m) / s for n, (x, m, s, w) in zip(self.features, parts, strict=True)}
 
 
-# A tree's node: (feature index, threshold, left, right, value); a leaf's feature is -1.
-# A row goes left when its value is at or under the threshold (scikit-learn's rule).
-Node = tuple[int, float, int, int, float]
-
-
 @dataclass(frozen=True, slots=True)
 class BoostedModel:
     """One profile's head as gradient-boosted trees: p = sigmoid(base + each tree's leaf).
@@ -77,13 +75,7 @@ class BoostedModel:
         return self.base + sum(nodes[0][4] for nodes in self.trees)
 
     def logit(self, values: Sequence[float]) -> float:
-        total = self.base
-        for nodes in self.trees:
-            node = nodes[0]
-            while node[0] >= 0:
-                node = nodes[node[2] if values[node[0]] <= node[1] else node[3]]
-            total += node[4]
-        return total
+        return trees.logit(self.base, self.trees, values)
 
     def probability(self, values: Sequence[float]) -> float:
         return sigmoid(self.logit(values))
@@ -156,11 +148,7 @@ def _fits(model: Head, size: int) -> bool:
         return (
             len(model.means) == size
             and bool(model.trees)
-            and all(
-                f < size and (f < 0 or (i < left < len(nodes) and i < right < len(nodes)))
-                for nodes in model.trees
-                for i, (f, _, left, right, _) in enumerate(nodes)
-            )
+            and all(trees.walks(nodes, size) for nodes in model.trees)
         )
     assert isinstance(model, TopicModel)
     sizes = {len(model.means), len(model.scales), len(model.weights)}
@@ -192,7 +180,7 @@ def _head(version: str, names: tuple[str, ...], raw: object) -> Head:
             version=version,
             features=names,
             means=_floats(head["means"]),
-            trees=tuple(tuple(_node(n) for n in _list(t)) for t in _list(head["trees"])),
+            trees=tuple(tuple(read_node(n) for n in _list(t)) for t in _list(head["trees"])),
             base=float(str(head["base"])),
             threshold=float(str(head["threshold"])),
         )
@@ -207,17 +195,6 @@ def _head(version: str, names: tuple[str, ...], raw: object) -> Head:
         bias=float(str(head["bias"])),
         threshold=float(str(head["threshold"])),
     )
-
-
-def _node(raw: object) -> Node:
-    f, t, left, right, v = _list(raw)
-    return int(str(f)), float(str(t)), int(str(left)), int(str(right)), float(str(v))
-
-
-def _list(value: object) -> list[object]:
-    if not isinstance(value, list):
-        raise TypeError(f"expected a list, got {type(value).__name__}")
-    return value
 
 
 def _dict(value: object) -> dict[str, object]:

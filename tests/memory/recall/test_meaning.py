@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from memory import trees
 from memory.recall import dense, rerank
 from memory.recall.block import piece
 from memory.recall.hot import Indexed, KeyIndex
@@ -195,17 +196,6 @@ def stub(feature: str = "nearest_rank") -> rerank.Reranker:
                                                           (-1, 0.0, 0, 0, 1.0)]])  # fmt: skip
 
 
-def walk(model: rerank.Reranker, row: list[float]) -> float:
-    """A tree walk in plain Python, node by node, as the file is written."""
-    total = model.base
-    for nodes in model.trees:
-        node = nodes[0]
-        while node[0] >= 0:
-            node = nodes[node[2] if row[node[0]] <= node[1] else node[3]]
-        total += node[4]
-    return total
-
-
 def test_the_shipped_model_loads_and_scores_as_its_trees_say() -> None:
     """The packaged file reads the features the search computes, and the array walk gives
     every row what a node-by-node walk of each tree gives."""
@@ -217,7 +207,7 @@ def test_the_shipped_model_loads_and_scores_as_its_trees_say() -> None:
     assert model.depth == 3
     rows = np.random.default_rng(7).uniform(-1.0, 1.5, (40, len(rerank.FEATURES)))
     rows[:5] = np.round(rows[:5])  # values on the thresholds' side of 0 and 1 too
-    expected = [walk(model, list(row)) for row in rows]
+    expected = [trees.logit(model.base, model.trees, list(row)) for row in rows]
     assert model.logits(rows) == pytest.approx(expected, abs=1e-9)
 
 
