@@ -15,9 +15,11 @@ of holding what the message asks about. The block shows as many as the fusion wo
 count, `EXTRA` more unless the lists agree on the best, at most `SHOWN`; nothing when BM25
 found nothing), the likeliest first.
 
-Scored in numpy, every candidate down every tree at once: about 23 candidates, 50 trees
-(about 0.5 ms a search on these 2 cores, most of it numpy calls on small arrays: the
-token cosines, the feature rows, the walk; `python -m bench.recall.ablation`).
+Scored in numpy, every candidate through every tree at once: about 23 candidates, 50
+trees. What the choice adds to a search (`python -m bench.recall.ablation`'s last lines,
+p50): about 0.1 ms on a support case, 0.4 ms on a TIAGE chat, most of it the token
+cosines (`Vectors.measures`: some 20 numpy calls on small arrays), then the feature rows;
+the trees, read by a byte table, about 0.03 ms.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ FEATURES = (
 )  # fmt: skip
 # the columns (of the first 14) that "asks_you" and "asks_me" multiply, in that order
 _ASKED = (9, 8, 8, 7, 6, 11, 10)
-_NONE = (0.0, 0.0, 0.0, 0.0)  # BM25's columns of a candidate only the embedding found
+MAX_DEPTH = 3  # a tree's splits are then at most 7: their bits fit a byte (`Reranker`)
 
 
 class RerankFileError(ValueError):
@@ -65,13 +67,14 @@ class RerankFileError(ValueError):
 class Reranker:
     """Gradient-boosted trees: a candidate's logit is `base` plus each tree's leaf; a row
     goes left where its value is at or under the split's threshold (scikit-learn's rule).
-    Each tree is laid out as a complete tree of `depth` levels, its splits in heap order
-    (a leaf above the last level splits on +inf: every row goes left, to copies of it).
-    Scoring compares every row with every split at once, then walks the trees in `depth`
-    steps of a few array operations: all candidates down all trees together."""
+    Each tree is laid out as a complete tree of `depth` levels (at most `MAX_DEPTH`), its
+    splits in heap order (a leaf above the last level splits on +inf: every row goes left,
+    to copies of it). Scoring compares every row with every split at once; a tree's
+    comparisons, as bits, are one byte, and a table gives the leaf each byte ends in: all
+    candidates through all trees in five array operations."""
 
-    __slots__ = ("_features", "_leaves", "_thresholds", "base", "depth", "features", "trees",
-                 "version")  # fmt: skip
+    __slots__ = ("_features", "_offsets", "_table", "_thresholds", "base", "depth", "features",
+                 "trees", "version")  # fmt: skip
 
     def __init__(
         self, version: str, features: Sequence[str], base: float, trees: Sequence[Sequence[Node]]
@@ -82,44 +85,57 @@ class Reranker:
         self.trees = tuple(tuple(t) for t in trees)
         if not self.trees or not all(t and walks(t, len(self.features)) for t in self.trees):
             raise RerankFileError(f"rerank model {version}: a tree does not fit its features")
-        self.depth = max(_depth(t) for t in self.trees)
+        self.depth = max(1, *(_depth(t) for t in self.trees))
+        if self.depth > MAX_DEPTH:
+            raise RerankFileError(
+                f"rerank model {version}: trees {self.depth} deep, at most {MAX_DEPTH} are read"
+            )
         count, splits = len(self.trees), 2**self.depth - 1
-        self._features = np.zeros((count, splits), np.intp)  # each tree's splits, heap order
-        self._thresholds = np.full((count, splits), np.inf)
-        self._leaves = np.zeros((count, 2**self.depth))
+        # each tree's splits in heap order, in a byte's 8 places (the unused ones split on
+        # +inf: every row goes left, a bit the table ignores)
+        features_at, thresholds = np.zeros((count, 8), np.intp), np.full((count, 8), np.inf)
+        leaves = np.zeros((count, 2**self.depth))
         for n, nodes in enumerate(self.trees):
-            self._lay(n, nodes, 0, 0, 0)
-        self._features, self._thresholds = self._features.ravel(), self._thresholds.ravel()
-
-    def _lay(self, tree: int, nodes: Sequence[Node], at: int, level: int, place: int) -> None:
-        f, threshold, left, right, value = nodes[at]
-        if level == self.depth:
-            self._leaves[tree, place] = value
-            return
-        if f < 0:  # a leaf above the last level: every row goes left, to copies of it
-            self._lay(tree, nodes, at, level + 1, 2 * place)
-            self._lay(tree, nodes, at, level + 1, 2 * place + 1)
-            return
-        heap = 2**level - 1 + place
-        self._features[tree, heap], self._thresholds[tree, heap] = f, threshold
-        self._lay(tree, nodes, left, level + 1, 2 * place)
-        self._lay(tree, nodes, right, level + 1, 2 * place + 1)
+            _lay(nodes, 0, self.depth, (features_at[n], thresholds[n], leaves[n]))
+        # each tree's leaf for every pattern of its splits' bits (bit h set: the row goes
+        # right at the split in heap place h), the trees one after another
+        table = np.zeros((count, 256))
+        for code in range(2 ** (splits + 1)):
+            place = 0
+            for level in range(self.depth):
+                place = 2 * place + (code >> (2**level - 1 + place) & 1)
+            table[:, code] = leaves[:, place]
+        self._features, self._thresholds = features_at.ravel(), thresholds.ravel()
+        self._table, self._offsets = table.ravel(), np.arange(count) * 256
 
     def logits(self, rows: Any) -> Any:
         """Each row's logit (`rows`: candidates × `features`)."""
         import numpy as np
 
         rows = np.asarray(rows, np.float64)
-        count, trees, splits = len(rows), len(self.trees), 2**self.depth - 1
-        # every row against every split (as 0/1), then each tree's splits from `start`
-        right = (rows.take(self._features, axis=1) > self._thresholds).view(np.int8).ravel()
-        start = np.arange(0, count * trees * splits, splits, dtype=np.int32)
-        start = start.reshape(count, trees)
-        place = np.zeros((count, trees), np.int32)
-        for level in range(self.depth):
-            place = 2 * place + right.take(start + (2**level - 1) + place)
-        leaves = np.arange(trees, dtype=np.int32) * 2**self.depth + place
-        return self.base + self._leaves.ravel().take(leaves).sum(axis=1)
+        right = rows.take(self._features, axis=1) > self._thresholds  # every row, every split
+        codes = np.packbits(right, axis=1, bitorder="little")  # (rows, trees): a byte each
+        return self.base + self._table.take(codes + self._offsets).sum(axis=1)
+
+
+def _lay(nodes: Sequence[Node], at: int, depth: int, into: tuple[Any, Any, Any],
+         level: int = 0, place: int = 0) -> None:  # fmt: skip
+    """Node `at` of a tree and those under it into the tree's rows `into` (its splits'
+    features and thresholds in heap order, its leaves), at `level` and `place` of a
+    complete tree `depth` deep."""
+    f, threshold, left, right, value = nodes[at]
+    features, thresholds, leaves = into
+    if level == depth:
+        leaves[place] = value
+        return
+    if f < 0:  # a leaf above the last level: every row goes left, to copies of it
+        _lay(nodes, at, depth, into, level + 1, 2 * place)
+        _lay(nodes, at, depth, into, level + 1, 2 * place + 1)
+        return
+    heap = 2**level - 1 + place
+    features[heap], thresholds[heap] = f, threshold
+    _lay(nodes, left, depth, into, level + 1, 2 * place)
+    _lay(nodes, right, depth, into, level + 1, 2 * place + 1)
 
 
 def _depth(nodes: Sequence[Node], at: int = 0) -> int:
@@ -164,27 +180,27 @@ def features(
     ids = [h.exchange.id for h in hits]
     have = set(ids)
     ids += [i for i, _ in nearest if i not in have]
+    rows = np.zeros((len(ids), len(FEATURES)))
     if not ids:
-        return ids, np.zeros((0, len(FEATURES)))
+        return ids, rows
+    found = len(hits)  # BM25's columns: zeros for a candidate only the embedding found
+    if found:
+        rows[:found, 0] = 1.0
+        rows[:found, 1] = [h.score for h in hits]
+        rows[:found, 1] /= hits[0].score
+        rows[:found, 2] = 1.0 / np.arange(1, found + 1)
+        rows[:found, 3] = [len(h.matched) for h in hits]
+        rows[:found, 3] /= max(len(query.terms), 1)
+    near_rank = {i: 1.0 / (1 + r) for r, (i, _) in enumerate(nearest)}
+    rows[:, 5] = [near_rank.get(i, 0.0) for i in ids]
+    rows[:, 4] = rows[:, 5] > 0.0
+    near = vectors.measures(ids, query.vector, token_ids(query.text))
+    rows[:, 6:14] = near
+    rows[:, 14:18] = near[:, 2:6] - np.maximum.reduce(near[:, 2:6])  # below the best's
     words = _WORD.findall(query.text.lower())
     you, me = float(not _YOU.isdisjoint(words)), float(not _ME.isdisjoint(words))
-    best = hits[0].score if hits else 1.0
-    terms = max(len(query.terms), 1)
-    near_rank = {i: 1.0 / (1 + r) for r, (i, _) in enumerate(nearest)}
-    plain = []  # per candidate: BM25's four columns, the nearest's two
-    for at, i in enumerate(ids):
-        if at < len(hits):
-            hit = hits[at]
-            bm25 = (1.0, hit.score / best, 1.0 / (1 + at), len(hit.matched) / terms)
-        else:
-            bm25 = _NONE
-        rank = near_rank.get(i)
-        plain.append((*bm25, rank is not None, rank or 0.0))
-    near = vectors.measures(ids, query.vector, token_ids(query.text))
-    said = np.concatenate((np.array(plain, np.float64), near), axis=1)  # the first 14
-    gaps = near[:, 2:6] - near[:, 2:6].max(axis=0)  # each below the best candidate's
-    asked = said[:, _ASKED] * np.array((you, me, you, you, me, you, me))
-    return ids, np.concatenate((said, gaps, asked), axis=1)
+    rows[:, 18:] = rows[:, _ASKED] * np.array((you, me, you, you, me, you, me))
+    return ids, rows
 
 
 def choose(

@@ -211,6 +211,34 @@ def test_the_shipped_model_loads_and_scores_as_its_trees_say() -> None:
     assert model.logits(rows) == pytest.approx(expected, abs=1e-9)
 
 
+def _chain(depth: int, feature: int = 0) -> list[trees.Node]:
+    """A tree `depth` splits deep down its right side, a leaf of its own value left of
+    each split and at the bottom (uneven: the byte table must copy the early leaves)."""
+    nodes: list[trees.Node] = []
+    for level in range(depth):
+        at = len(nodes)
+        split: trees.Node = (feature + level, 0.1 * level, at + 1, at + 2, 0.0)
+        nodes += [split, (-1, 0, 0, 0, -level - 1.0)]
+    return [*nodes, (-1, 0, 0, 0, 10.0)]
+
+
+def test_trees_of_every_depth_up_to_three_score_as_walked_and_deeper_ones_are_refused() -> None:
+    """A leaf alone, one, two and three splits deep, uneven, in one model: each row's logit
+    is the node-by-node walk's (the table lookup reads the same leaf); a tree four deep
+    does not fit a byte's table and is refused, saying so."""
+    np = pytest.importorskip("numpy")
+    forest = [[(-1, 0, 0, 0, 0.5)], _chain(1, 3), _chain(2, 5), _chain(3, 7), _chain(3, 0)]
+    model = rerank.Reranker("mixed", rerank.FEATURES, 0.25, forest)
+    assert model.depth == rerank.MAX_DEPTH == 3
+    rows = np.random.default_rng(11).uniform(-0.2, 0.5, (60, len(rerank.FEATURES)))
+    rows[:10] = np.round(rows[:10], 1)  # on the thresholds too (0.0, 0.1, 0.2: go left)
+    expected = [trees.logit(0.25, forest, list(row)) for row in rows]
+    assert model.logits(rows) == pytest.approx(expected, abs=1e-12)
+    assert len(set(np.round(model.logits(rows), 6))) > 4  # the rows do reach many leaves
+    with pytest.raises(rerank.RerankFileError, match="4 deep, at most 3"):
+        rerank.Reranker("deep", rerank.FEATURES, 0.0, [_chain(4)])
+
+
 def test_a_model_file_for_other_features_or_with_a_loop_is_refused() -> None:
     """Another feature list, a split pointing back up its tree, or a missing field: a
     `RerankFileError` saying so, never a model that would score the wrong columns."""
