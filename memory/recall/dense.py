@@ -8,13 +8,13 @@ words' token vectors in a static embedding that ships inside an installed packag
 files, nothing downloaded), unit length, and the ids of each side's content tokens
 (`Vectors.measures` compares a message with them token by token). A search then has two
 lists: BM25's hits and the `DENSE_TOP` exchanges nearest the message, each as near as its
-nearer side. `memory.recall.rerank` chooses among them with a learned model; `fuse`, the
-reciprocal-rank fusion it replaced, stays as its baseline arm (`rerank.RERANK` off). Either
-way the list is cut to BM25's own number of hits (plus `EXTRA` when the two lists
-disagree on the best) and to `SHOWN`, so a message that recalls nothing still recalls
-nothing, and the block grows by a few exchanges at most; one only the embedding found is
-shown with the side that made it near, the other cut (`memory.recall.block`: the cut pays
-for the extra places). A message mostly of words the vocabulary cuts into pieces
+nearer side. `memory.recall.rerank` chooses among them with a learned model, showing those
+it gives a chance (at most `SHOWN`); `fuse`, the reciprocal-rank fusion it replaced, stays
+as its baseline arm (`rerank.RERANK` off), cut to BM25's own number of hits (plus `EXTRA`
+when the two lists disagree on the best) and to `SHOWN`. Either way a message that
+recalls nothing still recalls nothing; one only the embedding found is shown with the
+side that made it near, the other cut (`memory.recall.block`: the cut pays for the
+extra places). A message mostly of words the vocabulary cuts into pieces
 (Spanish, mostly) is not searched by meaning (`query_vector`).
 
 The constants were fitted on TIAGE train-built conversations and `bench.recall`'s support

@@ -11,9 +11,15 @@ two sentences blur it; whether the message asks about "you" or "me", and whether
 speaks in the first person) and gradient-boosted trees shipped in the package
 (`models/rerank-v1.json`, written by `python -m bench.recall.rerank` from train-built TIAGE
 conversations and `bench.recall`'s cases, nothing of TIAGE's dev split) give its chance
-of holding what the message asks about. The block shows as many as the fusion would (BM25's
-count, `EXTRA` more unless the lists agree on the best, at most `SHOWN`; nothing when BM25
-found nothing), the likeliest first.
+of holding what the message asks about. The block shows the candidates given at least
+the model's `show_at` chance (at least one, at most `dense.SHOWN`; nothing when BM25
+found nothing), the likeliest first. The trainer picks `show_at` so that its probes see,
+on average, no more exchanges than the fusion's count (BM25's count, `dense.EXTRA` more
+unless the lists agree on the best) showed them: a question the model is sure of gets a
+short block, a doubtful one a longer one, at the same tokens on average (grouped CV on
+train, answer shown, the same trees at the fusion's count and from their chance: user side
+83.8 → 86.0 %, the other speaker's 82.3 → 85.5 %, 10.9 → 10.8 exchanges a probe;
+`python -m bench.recall.rerank`).
 
 Scored in numpy, every candidate through every tree at once: about 23 candidates, 50
 trees. What the choice adds to a search (`python -m bench.recall.ablation`'s last lines,
@@ -25,13 +31,14 @@ the trees, read by a byte table, about 0.03 ms.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
 
-from memory.recall.dense import AGREE, EXTRA, Vectors, token_ids
+from memory.recall.dense import Vectors, token_ids
 from memory.recall.port import RecallQuery
 from memory.recall.rank import Candidate, Hit
 from memory.trees import Node, as_list, read_node, walks
@@ -73,15 +80,25 @@ class Reranker:
     comparisons, as bits, are one byte, and a table gives the leaf each byte ends in: all
     candidates through all trees in five array operations."""
 
-    __slots__ = ("_features", "_offsets", "_table", "_thresholds", "base", "depth", "features",
-                 "trees", "version")  # fmt: skip
+    __slots__ = ("_features", "_offsets", "_table", "_thresholds", "base", "cut", "depth",
+                 "features", "show_at", "trees", "version")  # fmt: skip
 
     def __init__(
-        self, version: str, features: Sequence[str], base: float, trees: Sequence[Sequence[Node]]
+        self,
+        version: str,
+        features: Sequence[str],
+        base: float,
+        trees: Sequence[Sequence[Node]],
+        show_at: float = 0.0,
     ) -> None:
         import numpy as np
 
         self.version, self.features, self.base = version, tuple(features), base
+        if not 0.0 <= show_at < 1.0:
+            raise RerankFileError(f"rerank model {version}: show_at {show_at} is not a chance")
+        # a candidate is shown from this chance on (`choose`); as a logit, for the scores
+        self.show_at = show_at
+        self.cut = math.log(show_at / (1.0 - show_at)) if show_at else -math.inf
         self.trees = tuple(tuple(t) for t in trees)
         if not self.trees or not all(t and walks(t, len(self.features)) for t in self.trees):
             raise RerankFileError(f"rerank model {version}: a tree does not fit its features")
@@ -150,6 +167,7 @@ def parse(raw: Mapping[str, object]) -> Reranker:
         names = tuple(str(n) for n in as_list(raw["features"]))
         trees = [[read_node(n) for n in as_list(t)] for t in as_list(raw["trees"])]
         base = float(str(raw["base"]))
+        show_at = float(str(raw["show_at"]))
     except (KeyError, TypeError, ValueError) as exc:
         raise RerankFileError(f"rerank model file is malformed: {exc!r}") from exc
     if names != FEATURES:
@@ -157,7 +175,7 @@ def parse(raw: Mapping[str, object]) -> Reranker:
             f"rerank model {version} was trained on other features: retrain it with "
             "`python -m bench.recall.rerank`"
         )
-    return Reranker(version, names, base, trees)
+    return Reranker(version, names, base, trees, show_at)
 
 
 @cache
@@ -203,6 +221,14 @@ def features(
     return ids, rows
 
 
+def shown(logits: Any, cut: float, limit: int) -> int:
+    """How many candidates to show: those whose logit is at least `cut`, at least one,
+    at most `limit`."""
+    import numpy as np
+
+    return min(max(int(np.count_nonzero(logits >= cut)), 1), limit)
+
+
 def choose(
     hits: Sequence[Hit],
     nearest: Sequence[tuple[int, bool]],
@@ -212,19 +238,19 @@ def choose(
     limit: int,
     model: Reranker | None = None,
 ) -> list[Hit]:
-    """The hits to show, likeliest first: as many as `dense.fuse` would show, chosen by
-    the model among BM25's `hits` and the `nearest` (id, whether its reply made it near).
-    An exchange only the embedding found comes with no matched term, marked `near_reply`
-    when its reply made it near."""
+    """The hits to show, likeliest first, chosen by the model among BM25's `hits` and the
+    `nearest` (id, whether its reply made it near): those it gives at least `show_at`
+    chance, at least one and at most `limit`; none when BM25 found nothing. An exchange
+    only the embedding found comes with no matched term, marked `near_reply` when its
+    reply made it near."""
     if not hits:
         return []
     import numpy as np
 
     model = model or load()
     ids, rows = features(hits, nearest, vectors, query)
-    agree = hits[0].exchange.id in [i for i, _ in nearest[:AGREE]]
-    shown = min(len(hits) + (0 if agree else EXTRA), limit, len(ids))
-    order = np.argsort(-model.logits(rows), kind="stable")[:shown]
+    logits = model.logits(rows)
+    order = np.argsort(-logits, kind="stable")[: shown(logits, model.cut, limit)]
     by_id = {h.exchange.id: h for h in hits}
     by_reply = {i for i, reply in nearest if reply}
     out = []

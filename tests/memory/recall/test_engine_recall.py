@@ -65,7 +65,8 @@ async def test_a_detail_from_exchange_3_of_60_reaches_the_request(store: Store) 
     matched = [h for h in assembly.recall.hits if h.matched]  # the others: near in meaning
     assert [h.exchange.user_text for h in matched] == [DETAIL]
     assert matched[0].matched == ("cambi", "ns")
-    assert len(assembly.recall.hits) <= 1 + dense.EXTRA
+    assert assembly.recall.hits[0].exchange.user_text == DETAIL  # the likeliest, first
+    assert len(assembly.recall.hits) <= dense.SHOWN
     assert assembly.tokens["recall"] == assembly.recall.tokens > 0
     assert all(ex.user_text != DETAIL for ex in (*assembly.pending, *assembly.window))
 

@@ -189,11 +189,12 @@ def test_an_exchange_is_near_by_its_reply_too_and_shows_that_side() -> None:
 # -- the learned choice (`memory.recall.rerank`) ------------------------------------------
 
 
-def stub(feature: str = "nearest_rank") -> rerank.Reranker:
-    """One tree: a candidate whose `feature` is over 0.5 is likelier (the nearest one)."""
+def stub(feature: str = "nearest_rank", show_at: float = 0.0) -> rerank.Reranker:
+    """One tree: a candidate whose `feature` is over 0.5 is likelier (logit 1, a chance of
+    0.73; the others -1, 0.27: the nearest one by default), shown from `show_at` on."""
     split = (rerank.FEATURES.index(feature), 0.5, 1, 2, 0.0)
     return rerank.Reranker("stub", rerank.FEATURES, 0.0, [[split, (-1, 0.0, 0, 0, -1.0),
-                                                          (-1, 0.0, 0, 0, 1.0)]])  # fmt: skip
+                           (-1, 0.0, 0, 0, 1.0)]], show_at)  # fmt: skip
 
 
 def test_the_shipped_model_loads_and_scores_as_its_trees_say() -> None:
@@ -205,6 +206,7 @@ def test_the_shipped_model_loads_and_scores_as_its_trees_say() -> None:
     assert model.features == rerank.FEATURES
     assert len(model.trees) >= 50
     assert model.depth == 3
+    assert 0.0 < model.show_at < 0.05  # picked by the trainer, read from the file
     rows = np.random.default_rng(7).uniform(-1.0, 1.5, (40, len(rerank.FEATURES)))
     rows[:5] = np.round(rows[:5])  # values on the thresholds' side of 0 and 1 too
     expected = [trees.logit(model.base, model.trees, list(row)) for row in rows]
@@ -242,7 +244,7 @@ def test_trees_of_every_depth_up_to_three_score_as_walked_and_deeper_ones_are_re
 def test_a_model_file_for_other_features_or_with_a_loop_is_refused() -> None:
     """Another feature list, a split pointing back up its tree, or a missing field: a
     `RerankFileError` saying so, never a model that would score the wrong columns."""
-    good = {"version": "x", "features": list(rerank.FEATURES), "base": 0.0,
+    good = {"version": "x", "features": list(rerank.FEATURES), "base": 0.0, "show_at": 0.1,
             "trees": [[[0, 0.5, 1, 2, 0.0], [-1, 0, 0, 0, -1.0], [-1, 0, 0, 0, 1.0]]]}  # fmt: skip
     assert rerank.parse(good).logits([[1.0] * len(rerank.FEATURES)])[0] == 1.0
     with pytest.raises(rerank.RerankFileError, match="other features"):
@@ -254,28 +256,33 @@ def test_a_model_file_for_other_features_or_with_a_loop_is_refused() -> None:
         rerank.parse({k: v for k, v in good.items() if k != "base"})
 
 
-def test_the_choice_follows_the_model_and_shows_as_many_as_the_fusion() -> None:
-    """BM25's two hits and twenty nearest: the model's likeliest lead, and as many are
-    shown as the fusion shows (`EXTRA` more when the lists disagree on the best, none
-    more when they agree, nothing without a BM25 hit)."""
+def test_the_choice_follows_the_model_and_shows_those_it_gives_a_chance() -> None:
+    """BM25's two hits and twenty nearest: the model's likeliest lead, and the candidates
+    shown are those it gives at least the model's `show_at` chance, one at least and
+    `limit` at most; nothing without a BM25 hit."""
     index = key_of(tuple(f"the weather was sunny on day {n}" for n in range(1, 30)))
     vectors, entries = index.vectors, index.entries
     nearest = [(i, False) for i in range(29, 9, -1)]
     query = RecallQuery(1, 1, search_terms("sunny weather?"), None, 20, None,
                         dense.embed("sunny weather?"), "sunny weather?")  # fmt: skip
     hits = [Hit(entries[i].exchange, 2.0, ("sunni",)) for i in (1, 2)]
-    chosen = rerank.choose(hits, nearest, entries, vectors, query, 13, stub())
-    assert len(chosen) == 2 + dense.EXTRA
-    assert chosen[0].exchange.id == 29  # the nearest, which only the model favours
-    assert chosen[0].matched == ()
-    assert chosen[0].score == 0.0
-    assert [h.exchange.id for h in chosen[1:3]] == [1, 2]  # then the pool's own order
-    agreed = rerank.choose(hits, [(1, False), *nearest], entries, vectors, query, 13, stub())
-    assert len(agreed) == 2
+    every = rerank.choose(hits, nearest, entries, vectors, query, 13, stub(show_at=0.2))
+    assert len(every) == 13  # all 22 candidates reach 0.27: `limit` of them
+    assert every[0].exchange.id == 29  # the nearest, which only the model favours
+    assert every[0].matched == ()
+    assert every[0].score == 0.0
+    assert [h.exchange.id for h in every[1:3]] == [1, 2]  # then the pool's own order
+    assert len(rerank.choose(hits, nearest, entries, vectors, query, 5, stub(show_at=0.2))) == 5
+    sure = rerank.choose(hits, nearest, entries, vectors, query, 13, stub(show_at=0.5))
+    assert [h.exchange.id for h in sure] == [29]  # only the nearest reaches 0.5
+    unsure = rerank.choose(hits, nearest[5:], entries, vectors, query, 13, stub(show_at=0.9))
+    assert [h.exchange.id for h in unsure] == [24]  # none reaches 0.9: the likeliest alone
     assert rerank.choose([], nearest, entries, vectors, query, 13, stub()) == []
     by_reply = rerank.choose(hits, [(29, True)], entries, vectors, query, 13, stub())
     assert [h.exchange.id for h in by_reply] == [29, 1, 2]
     assert by_reply[0].near_reply
+    with pytest.raises(rerank.RerankFileError, match="not a chance"):
+        stub(show_at=1.0)
 
 
 def test_the_search_in_memory_asks_the_shipped_model(monkeypatch: pytest.MonkeyPatch) -> None:
