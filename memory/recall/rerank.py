@@ -78,7 +78,7 @@ class Reranker:
     splits in heap order (a leaf above the last level splits on +inf: every row goes left,
     to copies of it). Scoring compares every row with every split at once; a tree's
     comparisons, as bits, are one byte, and a table gives the leaf each byte ends in: all
-    candidates through all trees in five array operations."""
+    candidates through all trees in about 7 array operations."""
 
     __slots__ = ("_features", "_offsets", "_table", "_thresholds", "base", "cut", "depth",
                  "features", "show_at", "trees", "version")  # fmt: skip
