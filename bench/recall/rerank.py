@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,7 +41,15 @@ from memory.recall import dense, rank
 from memory.recall.dense import SHOWN, fuse
 from memory.recall.port import RecallQuery
 from memory.recall.related import search_terms
-from memory.recall.rerank import FEATURES, MODEL_FILE, Reranker, choose, features, shown
+from memory.recall.rerank import (
+    FEATURES,
+    MODEL_FILE,
+    Reranker,
+    choose,
+    cut_of,
+    features,
+    shown,
+)
 
 OUT = Path(__file__).resolve().parents[2] / "memory" / "recall" / "models" / MODEL_FILE
 VERSION = "rerank-v1"
@@ -145,7 +152,11 @@ def fit(rows: Sequence[Probe], trees: int = TREES_GRID[0], show_at: float = 0.0)
 
 def found(probe: Probe, model: Reranker | None) -> bool:
     """Whether the answer is among the exchanges shown: chosen by `model`, or fused."""
-    return any(probe.labels[probe.ids.index(h.exchange.id)] for h in _chosen(probe, model))
+    return _answered(probe, _chosen(probe, model))
+
+
+def _answered(probe: Probe, hits: Sequence[Any]) -> bool:
+    return any(probe.labels[probe.ids.index(h.exchange.id)] for h in hits)
 
 
 def _chosen(probe: Probe, model: Reranker | None) -> list[Any]:
@@ -164,7 +175,7 @@ def fusion(rows: Sequence[Probe]) -> dict[str, Tally]:
         hits = _chosen(p, None)
         tally = out.setdefault(p.kind, [0, 0, 0])
         tally[0] += 1
-        tally[1] += any(p.labels[p.ids.index(h.exchange.id)] for h in hits)
+        tally[1] += _answered(p, hits)
         tally[2] += len(hits)
     return {kind: (n, a, s) for kind, (n, a, s) in out.items()}
 
@@ -186,7 +197,7 @@ def out_of_fold(rows: Sequence[Probe], trees: int = TREES_GRID[0]) -> list[Any]:
 def tally(rows: Sequence[Probe], logits: Sequence[Any], show_at: float) -> dict[str, Tally]:
     """Per set, as the product would show them at `show_at` (`rerank.shown`): (probes,
     answers shown, exchanges shown)."""
-    cut = math.log(show_at / (1.0 - show_at))
+    cut = cut_of(show_at)
     out: dict[str, list[int]] = {}
     for p, scores in zip(rows, logits, strict=True):
         count = shown(scores, cut, min(p.query.limit, SHOWN)) if p.hits else 0

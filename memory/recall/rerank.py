@@ -98,7 +98,7 @@ class Reranker:
             raise RerankFileError(f"rerank model {version}: show_at {show_at} is not a chance")
         # a candidate is shown from this chance on (`choose`); as a logit, for the scores
         self.show_at = show_at
-        self.cut = math.log(show_at / (1.0 - show_at)) if show_at else -math.inf
+        self.cut = cut_of(show_at)
         self.trees = tuple(tuple(t) for t in trees)
         if not self.trees or not all(t and walks(t, len(self.features)) for t in self.trees):
             raise RerankFileError(f"rerank model {version}: a tree does not fit its features")
@@ -219,6 +219,11 @@ def features(
     you, me = float(not _YOU.isdisjoint(words)), float(not _ME.isdisjoint(words))
     rows[:, 18:] = rows[:, _ASKED] * np.array((you, me, you, you, me, you, me))
     return ids, rows
+
+
+def cut_of(show_at: float) -> float:
+    """The logit of the chance `show_at` (-inf for 0: every candidate reaches it)."""
+    return math.log(show_at / (1.0 - show_at)) if show_at else -math.inf
 
 
 def shown(logits: Any, cut: float, limit: int) -> int:
